@@ -1,0 +1,36 @@
+import type { ReconnectionOptions } from './events.js';
+
+export const defaultReconnection: ReconnectionOptions = {
+  initialReconnectionDelay: 1_000,
+  reconnectionDelayGrowFactor: 1.5,
+  maxReconnectionDelay: 30_000,
+  maxRetries: 5,
+  jitter: true,
+};
+
+/** Largest `retry:` honoured (X2: absurd values are clamped). */
+export const maxServerRetryMs = 3_600_000;
+
+/** A server `retry:` value as a usable delay: integers only, clamped to 0 … 1 hour. */
+export function clampRetry(value: number): number | undefined {
+  if (!Number.isFinite(value)) return undefined;
+  return Math.min(Math.max(Math.trunc(value), 0), maxServerRetryMs);
+}
+
+/**
+ * Delay before reconnect attempt `attempt` (1-based), R4: the stream's own `retry` exactly,
+ * otherwise `initial × grow^(attempt−1)` capped at the maximum, plus full jitter.
+ */
+export function reconnectDelay(
+  attempt: number,
+  retryMs: number | undefined,
+  options: ReconnectionOptions,
+  random: () => number,
+): number {
+  if (retryMs !== undefined) return retryMs;
+  const base = Math.min(
+    options.initialReconnectionDelay * options.reconnectionDelayGrowFactor ** Math.max(attempt - 1, 0),
+    options.maxReconnectionDelay,
+  );
+  return options.jitter ? base + Math.floor(random() * base) : base;
+}

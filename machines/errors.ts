@@ -1,0 +1,72 @@
+/**
+ * Typed errors. Pure values: the charts create some of them (a stream that ended without a
+ * response, a closed transport), the provided I/O creates the rest.
+ */
+
+/** Base class of every error this transport raises; `cause` keeps the original (F6). */
+export class McpTransportError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** An HTTP exchange failed: a status the call cannot use, or the network before any status. */
+export class StreamableHTTPError extends McpTransportError {
+  /** The HTTP status; undefined when the request never got a response. */
+  readonly status: number | undefined;
+  /** The official SDK's name for `status`. */
+  readonly code: number | undefined;
+  readonly statusText: string;
+  /** The response body as text, cut to 1 KB. */
+  readonly body: string;
+  /** The server no longer knows the session this request carried (404). */
+  readonly sessionMissing: boolean;
+
+  constructor(
+    message: string,
+    details: { status?: number | undefined; statusText?: string; body?: string; sessionMissing?: boolean; cause?: unknown } = {},
+  ) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.status = details.status;
+    this.code = details.status;
+    this.statusText = details.statusText ?? '';
+    this.body = details.body ?? '';
+    this.sessionMissing = details.sessionMissing ?? false;
+  }
+}
+
+/** The server broke the protocol: a bad session ID, an unexpected content type, a bad message. */
+export class ProtocolError extends McpTransportError {}
+
+/** A stream ended or broke before the response it was carrying arrived, and could not resume. */
+export class StreamEndedError extends McpTransportError {}
+
+/** The session is gone on the server and was not (or could not be) re-established. */
+export class SessionExpiredError extends McpTransportError {}
+
+/** The transport was closed, or never started. */
+export class TransportClosedError extends McpTransportError {}
+
+/** The transport failed and stays failed until `start()` again; `cause` tells why. */
+export class TransportFailedError extends McpTransportError {}
+
+/** A message given to `send()` was not a JSON-RPC message. */
+export class InvalidMessageError extends McpTransportError {}
+
+/** True for an error raised because the server answered 404 to a request carrying a session. */
+export function isSessionMissing(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && error.sessionMissing;
+}
+
+/** Errors that already say what state the transport is in are kept; others are wrapped. */
+export function asFailure(error: unknown): McpTransportError {
+  if (error instanceof SessionExpiredError || error instanceof TransportFailedError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  return new TransportFailedError(`transport failed: ${message}`, { cause: error });
+}
+
+/** Any thrown value as an Error (fetch and streams can reject with anything). */
+export function toError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(String(value));
+}

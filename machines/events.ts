@@ -1,0 +1,104 @@
+/**
+ * Types shared by the charts and the I/O that is provided to them.
+ * Nothing here performs I/O: the charts see messages, tickets and sinks only as values.
+ */
+
+export type JSONRPCId = string | number;
+type Params = Record<string, unknown> | undefined;
+
+export interface JSONRPCRequest {
+  jsonrpc: '2.0';
+  id: JSONRPCId;
+  method: string;
+  params?: Params;
+}
+export interface JSONRPCNotification {
+  jsonrpc: '2.0';
+  method: string;
+  params?: Params;
+}
+export interface JSONRPCResultResponse {
+  jsonrpc: '2.0';
+  id: JSONRPCId;
+  result: Record<string, unknown>;
+}
+export interface JSONRPCErrorResponse {
+  jsonrpc: '2.0';
+  id?: JSONRPCId | null | undefined;
+  error: { code: number; message: string; data?: unknown };
+}
+export type JSONRPCResponse = JSONRPCResultResponse | JSONRPCErrorResponse;
+export type JSONRPCMessage = JSONRPCRequest | JSONRPCNotification | JSONRPCResponse;
+
+/** Where decoded messages and out-of-band warnings go: the data plane, never the chart. */
+export interface MessageSink {
+  deliver(message: JSONRPCMessage): void;
+  warn(error: Error): void;
+}
+
+/** The caller awaiting `send()`: settled once, by whichever state decides first. */
+export interface SendTicket {
+  accepted(): void;
+  failed(error: Error): void;
+}
+
+/** Reconnection settings, named as in the official SDK's `reconnectionOptions`. */
+export interface ReconnectionOptions {
+  initialReconnectionDelay: number;
+  reconnectionDelayGrowFactor: number;
+  maxReconnectionDelay: number;
+  maxRetries: number;
+  jitter: boolean;
+}
+
+/** Everything the charts decide with; resolved from the caller's options in src/. */
+export interface ChartOptions {
+  reconnection: ReconnectionOptions;
+  standaloneStream: boolean;
+  terminateOnClose: boolean;
+  deleteTimeout: number;
+  sessionRecovery: 'reinitialize' | 'fail';
+  strict: boolean;
+  /** A session ID given by the caller (the SDK's `sessionId` option): the session is resumed, not initialized. */
+  sessionId: string | undefined;
+  /** Source of randomness for backoff jitter, in [0, 1). */
+  random: () => number;
+}
+
+/** How a stream (POST or GET) ended before it was done, as told by the SSE reader. */
+export interface StreamEnd {
+  /** The last event id seen on this stream, if any. */
+  lastEventId: string | undefined;
+  /** A new event id or a delivered message since the stream (re)opened. */
+  progressed: boolean;
+  /** The server's last `retry:` value on this stream, in ms, already clamped. */
+  retryMs: number | undefined;
+  /** Why it ended: undefined for a clean end of body. */
+  error: Error | undefined;
+}
+
+/** What a POST's response turned out to be. */
+export type PostResult =
+  | { kind: 'accepted'; sessionId: string | undefined }
+  | { kind: 'json'; sessionId: string | undefined; response: JSONRPCResponse | undefined }
+  | { kind: 'sse'; sessionId: string | undefined; stream: OpenStream };
+
+/** An open event-stream body, handed from the request actor to the reader actor. */
+export interface OpenStream {
+  readonly body: ReadableStream<Uint8Array>;
+  /** Aborts the underlying request and unlinks it from the transport's lifetime. */
+  release(): void;
+}
+
+/** What a standalone or resume GET turned out to be. */
+export type GetResult =
+  | { kind: 'sse'; stream: OpenStream }
+  | { kind: 'unsupported'; status: number; warning: Error | undefined };
+
+/** Failure details a request actor attaches to the errors it throws. */
+export interface FailureFacts {
+  /** The server no longer knows the session (404 to a request that carried one). */
+  sessionMissing: boolean;
+  /** HTTP status, when there was a response. */
+  status: number | undefined;
+}

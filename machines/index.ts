@@ -1,0 +1,6 @@
+export * from './connection.js';
+export * from './post-stream.js';
+export * from './standalone-stream.js';
+export * from './backoff.js';
+export * from './errors.js';
+export type * from './events.js';

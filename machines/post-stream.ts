@@ -1,0 +1,276 @@
+import { assign, fromCallback, fromPromise, sendParent, setup } from 'xstate';
+import type {
+  ChartOptions,
+  GetResult,
+  JSONRPCId,
+  JSONRPCMessage,
+  JSONRPCResponse,
+  OpenStream,
+  PostResult,
+  SendTicket,
+  StreamEnd,
+} from './events.js';
+import { reconnectDelay } from './backoff.js';
+import { isSessionMissing, StreamEndedError, toError } from './errors.js';
+
+/** One outgoing message: its POST, and the stream that carries its response. */
+export interface PostStreamInput {
+  message: JSONRPCMessage | JSONRPCMessage[];
+  ticket: SendTicket;
+  sessionId: string | undefined;
+  protocolVersion: string | undefined;
+  options: ChartOptions;
+}
+
+export interface PostRequestInput {
+  message: JSONRPCMessage | JSONRPCMessage[];
+  requestIds: readonly JSONRPCId[];
+  sessionId: string | undefined;
+  protocolVersion: string | undefined;
+}
+
+export interface ResumeInput {
+  sessionId: string | undefined;
+  protocolVersion: string | undefined;
+  lastEventId: string;
+}
+
+export interface ReadStreamInput {
+  stream: OpenStream;
+  /** Requests whose response ends this stream (empty for the standalone stream). */
+  requestIds: readonly JSONRPCId[];
+  lastEventId: string | undefined;
+}
+
+/** Events a stream reader sends to the chart: only what changes a decision. */
+export type StreamReaderEvent =
+  | { type: 'stream.response'; response: JSONRPCResponse; end: StreamEnd }
+  | { type: 'stream.ended'; end: StreamEnd };
+
+/** Events a POST stream reports to the connection chart. */
+export type PostStreamReport =
+  | {
+      type: 'post.done';
+      postId: string;
+      message: JSONRPCMessage | JSONRPCMessage[];
+      response: JSONRPCResponse | undefined;
+      sessionId: string | undefined;
+    }
+  | {
+      type: 'post.failed';
+      postId: string;
+      message: JSONRPCMessage | JSONRPCMessage[];
+      ticket: SendTicket;
+      error: Error;
+    };
+
+export interface PostStreamContext extends PostStreamInput {
+  postId: string;
+  requestIds: readonly JSONRPCId[];
+  stream: OpenStream | undefined;
+  response: JSONRPCResponse | undefined;
+  /** Session ID the server put on the POST's response, for the parent to check (H5, H7). */
+  responseSessionId: string | undefined;
+  lastEventId: string | undefined;
+  retryMs: number | undefined;
+  /** Reconnects made since the last progress (R5). */
+  attempt: number;
+  error: Error | undefined;
+}
+
+export function requestIdsOf(message: JSONRPCMessage | JSONRPCMessage[]): JSONRPCId[] {
+  const list = Array.isArray(message) ? message : [message];
+  const ids: JSONRPCId[] = [];
+  for (const m of list) if ('method' in m && 'id' in m) ids.push(m.id);
+  return ids;
+}
+
+const notProvided = (name: string) => () => {
+  throw new Error(`actor '${name}' must be provided with machine.provide({ actors })`);
+};
+
+export const postStreamMachine = setup({
+  types: {
+    context: {} as PostStreamContext,
+    input: {} as PostStreamInput,
+    events: {} as StreamReaderEvent,
+  },
+  actors: {
+    postMessage: fromPromise<PostResult, PostRequestInput>(notProvided('postMessage')),
+    resumeStream: fromPromise<GetResult, ResumeInput>(notProvided('resumeStream')),
+    readStream: fromCallback<{ type: 'noop' }, ReadStreamInput>(notProvided('readStream')),
+  },
+  guards: {
+    isAccepted: ({ event }) => (event as { output?: PostResult }).output?.kind === 'accepted',
+    isJson: ({ event }) => (event as { output?: PostResult }).output?.kind === 'json',
+    /** R1/R2: only a stream that has shown an event id can be resumed, and only within budget (R5). */
+    canResume: ({ context, event }) => {
+      if (event.type !== 'stream.ended') return false;
+      const lastEventId = event.end.lastEventId ?? context.lastEventId;
+      const attempt = event.end.progressed ? 0 : context.attempt;
+      return lastEventId !== undefined && attempt <= context.options.reconnection.maxRetries;
+    },
+    canRetry: ({ context, event }) =>
+      !isSessionMissing((event as { error?: unknown }).error) &&
+      context.attempt <= context.options.reconnection.maxRetries,
+    gotStream: ({ event }) => (event as { output?: GetResult }).output?.kind === 'sse',
+  },
+  delays: {
+    reconnectDelay: ({ context }) =>
+      reconnectDelay(context.attempt, context.retryMs, context.options.reconnection, context.options.random),
+  },
+  actions: {
+    acknowledge: ({ context }) => context.ticket.accepted(),
+    releaseStream: ({ context }) => context.stream?.release(),
+    reportDone: sendParent(({ context }): PostStreamReport => ({
+      type: 'post.done',
+      postId: context.postId,
+      message: context.message,
+      response: context.response,
+      sessionId: context.responseSessionId,
+    })),
+    reportFailed: sendParent(({ context }): PostStreamReport => ({
+      type: 'post.failed',
+      postId: context.postId,
+      message: context.message,
+      ticket: context.ticket,
+      error: context.error ?? new StreamEndedError('request failed'),
+    })),
+  },
+}).createMachine({
+  id: 'postStream',
+  context: ({ input, self }) => ({
+    ...input,
+    postId: self.id,
+    requestIds: requestIdsOf(input.message),
+    stream: undefined,
+    response: undefined,
+    responseSessionId: undefined,
+    lastEventId: undefined,
+    retryMs: undefined,
+    attempt: 0,
+    error: undefined,
+  }),
+  initial: 'sending',
+  states: {
+    sending: {
+      invoke: {
+        src: 'postMessage',
+        input: ({ context }) => ({
+          message: context.message,
+          requestIds: context.requestIds,
+          sessionId: context.sessionId,
+          protocolVersion: context.protocolVersion,
+        }),
+        onDone: [
+          {
+            guard: 'isAccepted',
+            target: 'accepted',
+            actions: [assign({ responseSessionId: ({ event }) => event.output.sessionId }), 'acknowledge'],
+          },
+          {
+            guard: 'isJson',
+            target: 'json',
+            actions: [
+              assign({
+                responseSessionId: ({ event }) => event.output.sessionId,
+                response: ({ event }) => (event.output.kind === 'json' ? event.output.response : undefined),
+              }),
+              'acknowledge',
+            ],
+          },
+          {
+            target: 'streaming',
+            actions: [
+              assign({
+                responseSessionId: ({ event }) => event.output.sessionId,
+                stream: ({ event }) => (event.output.kind === 'sse' ? event.output.stream : undefined),
+              }),
+              'acknowledge',
+            ],
+          },
+        ],
+        onError: { target: 'failed', actions: assign({ error: ({ event }) => toError(event.error) }) },
+      },
+    },
+    accepted: { always: 'done' },
+    json: { always: 'done' },
+    streaming: {
+      invoke: {
+        src: 'readStream',
+        input: ({ context }) => {
+          if (!context.stream) throw new Error('streaming without a stream');
+          return { stream: context.stream, requestIds: context.requestIds, lastEventId: context.lastEventId };
+        },
+      },
+      exit: 'releaseStream',
+      on: {
+        'stream.response': {
+          target: 'done',
+          actions: assign({ response: ({ event }) => event.response }),
+        },
+        'stream.ended': [
+          {
+            guard: 'canResume',
+            target: 'backoff',
+            actions: assign({
+              lastEventId: ({ context, event }) => event.end.lastEventId ?? context.lastEventId,
+              retryMs: ({ context, event }) => event.end.retryMs ?? context.retryMs,
+              attempt: ({ context, event }) => (event.end.progressed ? 1 : context.attempt + 1),
+              stream: undefined,
+            }),
+          },
+          {
+            target: 'failed',
+            actions: assign({
+              error: ({ event }) =>
+                new StreamEndedError(
+                  event.end.lastEventId === undefined
+                    ? 'request ended without a response'
+                    : 'request stream could not be resumed',
+                  { cause: event.end.error },
+                ),
+            }),
+          },
+        ],
+      },
+    },
+    backoff: {
+      after: { reconnectDelay: 'resuming' },
+    },
+    resuming: {
+      invoke: {
+        src: 'resumeStream',
+        input: ({ context }) => ({
+          sessionId: context.sessionId,
+          protocolVersion: context.protocolVersion,
+          lastEventId: context.lastEventId ?? '',
+        }),
+        onDone: [
+          {
+            guard: 'gotStream',
+            target: 'streaming',
+            actions: assign({ stream: ({ event }) => (event.output.kind === 'sse' ? event.output.stream : undefined) }),
+          },
+          {
+            target: 'failed',
+            actions: assign({
+              error: ({ event }) =>
+                new StreamEndedError(`request stream cannot be resumed (status ${event.output.kind === 'unsupported' ? event.output.status : '?'})`),
+            }),
+          },
+        ],
+        onError: [
+          {
+            guard: 'canRetry',
+            target: 'backoff',
+            actions: assign({ attempt: ({ context }) => context.attempt + 1 }),
+          },
+          { target: 'failed', actions: assign({ error: ({ event }) => toError(event.error) }) },
+        ],
+      },
+    },
+    done: { type: 'final', entry: 'reportDone' },
+    failed: { type: 'final', entry: 'reportFailed' },
+  },
+});

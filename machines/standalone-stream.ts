@@ -1,0 +1,138 @@
+import { assign, fromCallback, fromPromise, sendParent, setup } from 'xstate';
+import type { ChartOptions, GetResult, OpenStream } from './events.js';
+import type { ReadStreamInput, StreamReaderEvent } from './post-stream.js';
+import { reconnectDelay } from './backoff.js';
+import { isSessionMissing, toError } from './errors.js';
+
+/** The optional server-to-client stream of a session (G1–G6). */
+export interface StandaloneStreamInput {
+  sessionId: string | undefined;
+  protocolVersion: string | undefined;
+  options: ChartOptions;
+}
+
+export interface OpenStandaloneInput {
+  sessionId: string | undefined;
+  protocolVersion: string | undefined;
+  lastEventId: string | undefined;
+}
+
+export type StandaloneStreamReport = { type: 'standalone.sessionMissing'; error: Error };
+
+export interface StandaloneStreamContext extends StandaloneStreamInput {
+  stream: OpenStream | undefined;
+  lastEventId: string | undefined;
+  retryMs: number | undefined;
+  /** Reconnects made since the last progress (R5); past the budget the stream waits at the ceiling (G5). */
+  attempt: number;
+  lastError: Error | undefined;
+}
+
+const notProvided = (name: string) => () => {
+  throw new Error(`actor '${name}' must be provided with machine.provide({ actors })`);
+};
+
+export const standaloneStreamMachine = setup({
+  types: {
+    context: {} as StandaloneStreamContext,
+    input: {} as StandaloneStreamInput,
+    events: {} as StreamReaderEvent,
+  },
+  actors: {
+    openStandalone: fromPromise<GetResult, OpenStandaloneInput>(notProvided('openStandalone')),
+    readStream: fromCallback<{ type: 'noop' }, ReadStreamInput>(notProvided('readStream')),
+  },
+  guards: {
+    gotStream: ({ event }) => (event as { output?: GetResult }).output?.kind === 'sse',
+    isSessionMissing: ({ event }) => isSessionMissing((event as { error?: unknown }).error),
+    withinBudget: ({ context }) => context.attempt <= context.options.reconnection.maxRetries,
+  },
+  delays: {
+    reconnectDelay: ({ context }) =>
+      reconnectDelay(context.attempt, context.retryMs, context.options.reconnection, context.options.random),
+    ceilingDelay: ({ context }) => context.retryMs ?? context.options.reconnection.maxReconnectionDelay,
+  },
+  actions: {
+    releaseStream: ({ context }) => context.stream?.release(),
+    reportSessionMissing: sendParent(({ event }): StandaloneStreamReport => ({
+      type: 'standalone.sessionMissing',
+      error: toError((event as { error?: unknown }).error),
+    })),
+    countAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
+  },
+}).createMachine({
+  id: 'standaloneStream',
+  context: ({ input }) => ({
+    ...input,
+    stream: undefined,
+    lastEventId: undefined,
+    retryMs: undefined,
+    attempt: 0,
+    lastError: undefined,
+  }),
+  initial: 'opening',
+  states: {
+    opening: {
+      invoke: {
+        src: 'openStandalone',
+        input: ({ context }) => ({
+          sessionId: context.sessionId,
+          protocolVersion: context.protocolVersion,
+          lastEventId: context.lastEventId,
+        }),
+        onDone: [
+          {
+            guard: 'gotStream',
+            target: 'listening',
+            actions: assign({ stream: ({ event }) => (event.output.kind === 'sse' ? event.output.stream : undefined) }),
+          },
+          { target: 'unsupported' },
+        ],
+        onError: [
+          { guard: 'isSessionMissing', target: 'gone', actions: 'reportSessionMissing' },
+          {
+            target: 'retrying',
+            actions: [assign({ lastError: ({ event }) => toError(event.error) }), 'countAttempt'],
+          },
+        ],
+      },
+    },
+    listening: {
+      invoke: {
+        src: 'readStream',
+        input: ({ context }) => {
+          if (!context.stream) throw new Error('listening without a stream');
+          return { stream: context.stream, requestIds: [], lastEventId: context.lastEventId };
+        },
+      },
+      exit: 'releaseStream',
+      on: {
+        'stream.ended': {
+          target: 'retrying',
+          actions: assign({
+            stream: undefined,
+            lastEventId: ({ context, event }) => event.end.lastEventId ?? context.lastEventId,
+            retryMs: ({ context, event }) => event.end.retryMs ?? context.retryMs,
+            attempt: ({ context, event }) => (event.end.progressed ? 1 : context.attempt + 1),
+            lastError: ({ event }) => event.end.error,
+          }),
+        },
+      },
+    },
+    /** Chooses between ordinary backoff and waiting at the ceiling once the budget is spent (G5). */
+    retrying: {
+      always: [{ guard: 'withinBudget', target: 'backoff' }, { target: 'degraded' }],
+    },
+    backoff: {
+      after: { reconnectDelay: 'opening' },
+    },
+    /** Past the retry budget: still trying, at the maximum delay; the session is unaffected (G5). */
+    degraded: {
+      after: { ceilingDelay: 'opening' },
+    },
+    /** 405 or another refusal: the server offers no standalone stream (G2). */
+    unsupported: { type: 'final' },
+    /** The server no longer knows the session; the connection chart decides what follows. */
+    gone: { type: 'final' },
+  },
+});

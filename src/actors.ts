@@ -1,0 +1,27 @@
+import { fromCallback, fromPromise } from 'xstate';
+import type { GetResult, MessageSink, PostResult } from '../machines/events.js';
+import type { DeleteSessionInput } from '../machines/connection.js';
+import type { PostRequestInput, ReadStreamInput, ResumeInput, StreamReaderEvent } from '../machines/post-stream.js';
+import type { OpenStandaloneInput } from '../machines/standalone-stream.js';
+import type { HttpClient } from './http/client.js';
+import { deleteSession, openEventStream, postMessage, type ExchangeOptions } from './http/exchanges.js';
+import { readEventStream } from './sse/reader.js';
+
+/** The I/O actors the charts name, bound to one transport's HTTP client and sink. */
+export function createIoActors(http: HttpClient, sink: MessageSink, options: ExchangeOptions) {
+  return {
+    postMessage: fromPromise<PostResult, PostRequestInput>(({ input, signal }) =>
+      postMessage(http, sink, options, input, signal),
+    ),
+    resumeStream: fromPromise<GetResult, ResumeInput>(({ input, signal }) => openEventStream(http, sink, input, signal)),
+    openStandalone: fromPromise<GetResult, OpenStandaloneInput>(({ input, signal }) =>
+      openEventStream(http, sink, input, signal),
+    ),
+    readStream: fromCallback<{ type: 'noop' }, ReadStreamInput>(({ input, sendBack }) =>
+      readEventStream({ ...input, sink }, (event: StreamReaderEvent) => sendBack(event)),
+    ),
+    deleteSession: fromPromise<{ status: number }, DeleteSessionInput>(({ input, signal }) =>
+      deleteSession(http, input, signal),
+    ),
+  };
+}

@@ -1,0 +1,14 @@
+export { StreamableHTTPClientTransport, createConnectionMachine } from './transport.js';
+export type { StreamableHTTPClientTransportOptions } from './options.js';
+export type { FetchLike, TokenSource } from './http/client.js';
+export * from './errors.js';
+export { connectionMachine, type ConnectionMachine, type ConnectionEmitted } from '../machines/connection.js';
+export { postStreamMachine } from '../machines/post-stream.js';
+export { standaloneStreamMachine } from '../machines/standalone-stream.js';
+export type {
+  JSONRPCMessage,
+  JSONRPCRequest,
+  JSONRPCNotification,
+  JSONRPCResponse,
+  ReconnectionOptions,
+} from '../machines/events.js';

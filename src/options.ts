@@ -1,0 +1,51 @@
+import type { InspectionEvent, Observer } from 'xstate';
+import type { ChartOptions, ReconnectionOptions } from '../machines/events.js';
+import { defaultReconnection } from '../machines/backoff.js';
+import type { FetchLike, TokenSource } from './http/client.js';
+
+/**
+ * Options of `StreamableHTTPClientTransport`. The first group has the official SDK's names and
+ * meanings (U1); the rest are this transport's own.
+ */
+export interface StreamableHTTPClientTransportOptions {
+  /** Bearer tokens come from `authProvider.tokens()` on every request (the SDK's `OAuthClientProvider` fits). */
+  authProvider?: TokenSource | undefined;
+  /** Custom headers and fetch settings for every request (POST, GET, DELETE alike, H8). */
+  requestInit?: RequestInit | undefined;
+  /** The fetch used for every request (H9). */
+  fetch?: FetchLike | undefined;
+  /** Backoff for reconnecting streams; a partial object is merged with the defaults (R4). */
+  reconnectionOptions?: Partial<ReconnectionOptions> | undefined;
+  /** Resume an existing session instead of initializing one. */
+  sessionId?: string | undefined;
+
+  /** Open the standalone GET stream once initialized (G1). Default true. */
+  standaloneStream?: boolean | undefined;
+  /** Send DELETE on close when a session exists (F1). Default true. */
+  terminateOnClose?: boolean | undefined;
+  /** Longest wait for the DELETE on close, in ms (F1). Default 5,000. */
+  deleteTimeout?: number | undefined;
+  /** What a session the server forgot leads to (F3). Default 'reinitialize'. */
+  sessionRecovery?: 'reinitialize' | 'fail' | undefined;
+  /** Treat a lenient case as an error: e.g. 200 to a notification (P1). Default false. */
+  strict?: boolean | undefined;
+  /** An XState inspection observer, e.g. from `@statelyai/inspect` (U4). */
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined;
+}
+
+export function resolveChartOptions(options: StreamableHTTPClientTransportOptions): ChartOptions {
+  const reconnection: ReconnectionOptions = { ...defaultReconnection };
+  for (const [key, value] of Object.entries(options.reconnectionOptions ?? {})) {
+    if (value !== undefined) (reconnection as unknown as Record<string, unknown>)[key] = value;
+  }
+  return {
+    reconnection,
+    standaloneStream: options.standaloneStream ?? true,
+    terminateOnClose: options.terminateOnClose ?? true,
+    deleteTimeout: options.deleteTimeout ?? 5_000,
+    sessionRecovery: options.sessionRecovery ?? 'reinitialize',
+    strict: options.strict ?? false,
+    sessionId: options.sessionId,
+    random: Math.random,
+  };
+}

@@ -1,0 +1,159 @@
+import { createActor, type Actor } from 'xstate';
+import { connectionMachine, type ConnectionMachine } from '../machines/connection.js';
+import { postStreamMachine } from '../machines/post-stream.js';
+import { standaloneStreamMachine } from '../machines/standalone-stream.js';
+import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/events.js';
+import { InvalidMessageError, McpTransportError } from '../machines/errors.js';
+import { createIoActors } from './actors.js';
+import { HttpClient } from './http/client.js';
+import { baseHeaders } from './http/headers.js';
+import { resolveChartOptions, type StreamableHTTPClientTransportOptions } from './options.js';
+import { validateMessage } from './schema.js';
+
+/** Protocol revision that allowed JSON-RPC batches (H1). */
+const batchingProtocol = '2025-03-26';
+
+/** A `send()` promise's two ends, settled once. */
+function ticketFor(resolve: () => void, reject: (error: Error) => void): SendTicket {
+  let settled = false;
+  return {
+    accepted() {
+      if (settled) return;
+      settled = true;
+      resolve();
+    },
+    failed(error) {
+      if (settled) return;
+      settled = true;
+      reject(error);
+    },
+  };
+}
+
+/** The connection chart with this transport's I/O provided. */
+export function createConnectionMachine(http: HttpClient, sink: MessageSink, strict: boolean): ConnectionMachine {
+  const io = createIoActors(http, sink, { strict });
+  return connectionMachine.provide({
+    actors: {
+      postStream: postStreamMachine.provide({
+        actors: { postMessage: io.postMessage, resumeStream: io.resumeStream, readStream: io.readStream },
+      }),
+      standaloneStream: standaloneStreamMachine.provide({
+        actors: { openStandalone: io.openStandalone, readStream: io.readStream },
+      }),
+      deleteSession: io.deleteSession,
+    },
+  });
+}
+
+/**
+ * MCP Streamable HTTP client transport: a drop-in for the official SDK's class of the same name
+ * (U1), whose lifecycle is the XState chart running in `actor` (U3).
+ */
+export class StreamableHTTPClientTransport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: ((message: JSONRPCMessage) => void) | undefined;
+
+  /** The running connection chart: subscribe to it, read its tags, inspect it. */
+  readonly actor: Actor<ConnectionMachine>;
+  private readonly http: HttpClient;
+
+  constructor(url: URL | string, options: StreamableHTTPClientTransportOptions = {}) {
+    const chartOptions = resolveChartOptions(options);
+    const { headers, signal: _signal, ...init } = options.requestInit ?? {};
+    this.http = new HttpClient({
+      url: new URL(url),
+      fetch: options.fetch ?? ((input, requestInit) => fetch(input, requestInit)),
+      init,
+      headers: baseHeaders(headers, options.authProvider !== undefined),
+      tokens: options.authProvider,
+    });
+    const sink: MessageSink = {
+      deliver: (message) => this.onmessage?.(message),
+      warn: (error) => this.onerror?.(error),
+    };
+    this.actor = createActor(createConnectionMachine(this.http, sink, chartOptions.strict), {
+      input: { options: chartOptions, sink },
+      ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
+    });
+    this.actor.on('warning', ({ error }) => this.onerror?.(error));
+    this.actor.on('failed', ({ error }) => this.onerror?.(error));
+    this.actor.on('closed', () => {
+      this.http.end();
+      this.onclose?.();
+    });
+    this.actor.start();
+  }
+
+  /** Begins a session; allowed again after close() or failure (F2). */
+  start(): Promise<void> {
+    const snapshot = this.actor.getSnapshot();
+    if (!snapshot.matches('idle') && !snapshot.matches('closed') && !snapshot.matches('failed')) {
+      return Promise.reject(new McpTransportError('transport already started; close() it before starting again'));
+    }
+    this.http.begin();
+    this.actor.send({ type: 'start' });
+    return Promise.resolve();
+  }
+
+  /**
+   * Sends one message as its own POST (H1). Resolves when the server accepted it (for a request:
+   * when its response began); rejects when the call failed, after the pending request was
+   * answered with a synthetic error (P10).
+   */
+  send(message: JSONRPCMessage | JSONRPCMessage[], _options?: { resumptionToken?: string | undefined; onresumptiontoken?: ((token: string) => void) | undefined; relatedRequestId?: string | number | undefined }): Promise<void> {
+    if (Array.isArray(message)) {
+      for (const item of message) {
+        const invalid = this.invalid(item);
+        if (invalid) return Promise.reject(invalid);
+      }
+      if (this.protocolVersion === batchingProtocol) return this.dispatch(message);
+      return Promise.all(message.map((item) => this.dispatch(item))).then(() => undefined);
+    }
+    const invalid = this.invalid(message);
+    return invalid ? Promise.reject(invalid) : this.dispatch(message);
+  }
+
+  /** Ends the session (DELETE, F1) and everything running; idempotent (F2). */
+  close(): Promise<void> {
+    if (this.actor.getSnapshot().matches('closed')) return Promise.resolve();
+    return new Promise((resolve) => {
+      const subscription = this.actor.on('closed', () => {
+        subscription.unsubscribe();
+        resolve();
+      });
+      this.actor.send({ type: 'close' });
+    });
+  }
+
+  /** DELETE the session and forget it, as the SDK does; 405 is fine. */
+  terminateSession(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.actor.send({ type: 'session.terminate', ticket: ticketFor(resolve, reject) });
+    });
+  }
+
+  get sessionId(): string | undefined {
+    return this.actor.getSnapshot().context.sessionId;
+  }
+
+  get protocolVersion(): string | undefined {
+    return this.actor.getSnapshot().context.protocolVersion;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.actor.send({ type: 'protocolVersion.set', version });
+  }
+
+  private dispatch(message: JSONRPCMessage | JSONRPCMessage[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.actor.send({ type: 'send', message, ticket: ticketFor(resolve, reject) });
+    });
+  }
+
+  private invalid(message: unknown): InvalidMessageError | undefined {
+    const checked = validateMessage(message);
+    return checked.ok ? undefined : new InvalidMessageError(`not a JSON-RPC message: ${checked.reason}`);
+  }
+}

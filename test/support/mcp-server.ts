@@ -1,0 +1,222 @@
+/**
+ * The official SDK's real server (McpServer + StreamableHTTPServerTransport) on 127.0.0.1, with a
+ * request log and a small hook to answer chosen requests with a chosen status. Tests start one
+ * per case and close it; nothing here is mocked.
+ */
+import { createServer, type IncomingMessage, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
+
+export interface LoggedRequest {
+  method: string;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+  /** The JSON-RPC method of a POST body, if any. */
+  rpc: string | undefined;
+}
+
+export interface Fault {
+  /** HTTP method to match. */
+  method: 'POST' | 'GET' | 'DELETE';
+  /** JSON-RPC method of the POST body to match, if given. */
+  rpc?: string;
+  status: number;
+  body?: string;
+  contentType?: string;
+  /** How many matching requests to answer this way (default 1). */
+  times?: number;
+}
+
+export interface ServerOptions {
+  /** true: SSE responses to POSTs (the default); false: enableJsonResponse. */
+  sse?: boolean;
+  /** false: sessionless (a new server per request). Default true. */
+  stateful?: boolean;
+  /** Use the SDK's example event store (resumable streams). Default true when stateful. */
+  eventStore?: boolean;
+}
+
+export interface TestServer {
+  url: URL;
+  port: number;
+  requests: LoggedRequest[];
+  /** Session IDs the server closed (DELETE or shutdown). */
+  closedSessions: string[];
+  sessions: Map<string, { server: McpServer; transport: StreamableHTTPServerTransport }>;
+  fault(fault: Fault): void;
+  /** Resolves with the next request log entry that matches. */
+  waitFor(match: (request: LoggedRequest) => boolean, timeoutMs?: number): Promise<LoggedRequest>;
+  close(): Promise<void>;
+}
+
+function buildServer(): McpServer {
+  const server = new McpServer({ name: 'fixture', version: '1.0.0' }, { capabilities: { logging: {} } });
+  server.registerTool(
+    'echo',
+    { description: 'echoes its text', inputSchema: { text: z.string() } },
+    ({ text }) => ({ content: [{ type: 'text', text }] }),
+  );
+  server.registerTool(
+    'progress',
+    { description: 'reports progress n times, then answers', inputSchema: { steps: z.number().int() } },
+    async ({ steps }, extra) => {
+      const token = extra._meta?.progressToken;
+      for (let i = 1; i <= steps; i++) {
+        if (token !== undefined) {
+          await extra.sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress: i, total: steps },
+          });
+        }
+      }
+      return { content: [{ type: 'text', text: `done ${steps}` }] };
+    },
+  );
+  server.registerTool('roots', { description: 'asks the client for its roots' }, async (_args, extra) => {
+    const result = await extra.sendRequest({ method: 'roots/list' }, z.object({ roots: z.array(z.unknown()) }).loose());
+    return { content: [{ type: 'text', text: JSON.stringify(result.roots) }] };
+  });
+  return server;
+}
+
+async function readBody(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  if (chunks.length === 0) return undefined;
+  const text = Buffer.concat(chunks).toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function rpcOf(body: unknown): string | undefined {
+  if (typeof body === 'object' && body !== null && 'method' in body && typeof body.method === 'string') return body.method;
+  return undefined;
+}
+
+export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
+  const sse = options.sse ?? true;
+  const stateful = options.stateful ?? true;
+  const useEventStore = options.eventStore ?? stateful;
+  const requests: LoggedRequest[] = [];
+  const closedSessions: string[] = [];
+  const sessions: TestServer['sessions'] = new Map();
+  const faults: Fault[] = [];
+  const waiters: { match: (r: LoggedRequest) => boolean; resolve: (r: LoggedRequest) => void }[] = [];
+
+  const takeFault = (entry: LoggedRequest): Fault | undefined => {
+    const index = faults.findIndex((f) => f.method === entry.method && (f.rpc === undefined || f.rpc === entry.rpc));
+    if (index === -1) return undefined;
+    const fault = faults[index] as Fault;
+    fault.times = (fault.times ?? 1) - 1;
+    if (fault.times <= 0) faults.splice(index, 1);
+    return fault;
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const body = req.method === 'POST' ? await readBody(req) : undefined;
+    const entry: LoggedRequest = { method: req.method ?? '', headers: req.headers, body, rpc: rpcOf(body) };
+    requests.push(entry);
+    for (const waiter of [...waiters]) {
+      if (waiter.match(entry)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(entry);
+      }
+    }
+    const fault = takeFault(entry);
+    if (fault) {
+      res.writeHead(fault.status, fault.contentType ? { 'content-type': fault.contentType } : {});
+      res.end(fault.body ?? '');
+      return;
+    }
+    if (!stateful) {
+      const server = buildServer();
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(req, res, body);
+      return;
+    }
+    const sessionHeader = req.headers['mcp-session-id'];
+    const sessionId = Array.isArray(sessionHeader) ? sessionHeader[0] : sessionHeader;
+    if (sessionId !== undefined) {
+      const session = sessions.get(sessionId);
+      if (!session) {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+        return;
+      }
+      await session.transport.handleRequest(req, res, body);
+      return;
+    }
+    if (entry.rpc !== 'initialize') {
+      res.writeHead(400, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'No session' }, id: null }));
+      return;
+    }
+    const server = buildServer();
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      enableJsonResponse: !sse,
+      ...(useEventStore ? { eventStore: new InMemoryEventStore() } : {}),
+      onsessioninitialized: (id) => {
+        sessions.set(id, { server, transport });
+      },
+      onsessionclosed: (id) => {
+        closedSessions.push(id);
+        sessions.delete(id);
+      },
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
+  };
+
+  const http: Server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end(String(error));
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const port = (http.address() as AddressInfo).port;
+
+  return {
+    url: new URL(`http://127.0.0.1:${port}/mcp`),
+    port,
+    requests,
+    closedSessions,
+    sessions,
+    fault: (fault) => faults.push(fault),
+    waitFor: (match, timeoutMs = 5_000) => {
+      const seen = requests.find(match);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('waitFor: no matching request')), timeoutMs);
+        waiters.push({
+          match,
+          resolve: (r) => {
+            clearTimeout(timer);
+            resolve(r);
+          },
+        });
+      });
+    },
+    close: async () => {
+      for (const { server, transport } of sessions.values()) {
+        await transport.close();
+        await server.close();
+      }
+      http.closeAllConnections();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
