@@ -87,7 +87,7 @@ export type PostResult =
 export interface OpenStream {
   readonly body: ReadableStream<Uint8Array>;
   /** Aborts the underlying request and unlinks it from the transport's lifetime. */
-  release(): void;
+  readonly release: () => void;
 }
 
 /** What a standalone or resume GET turned out to be. */

@@ -120,8 +120,7 @@ export const postStreamMachine = setup({
       reconnectDelay(context.attempt, context.retryMs, context.options.reconnection, context.options.random),
   },
   actions: {
-    acknowledge: ({ context }) => context.ticket.accepted(),
-    releaseStream: ({ context }) => context.stream?.release(),
+    acknowledge: ({ context }) => { context.ticket.accepted(); },
     reportDone: sendParent(({ context }): PostStreamReport => ({
       type: 'post.done',
       postId: context.postId,
@@ -203,7 +202,6 @@ export const postStreamMachine = setup({
           return { stream: context.stream, requestIds: context.requestIds, lastEventId: context.lastEventId };
         },
       },
-      exit: 'releaseStream',
       on: {
         'stream.response': {
           target: 'done',

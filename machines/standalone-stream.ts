@@ -53,7 +53,6 @@ export const standaloneStreamMachine = setup({
     ceilingDelay: ({ context }) => context.retryMs ?? context.options.reconnection.maxReconnectionDelay,
   },
   actions: {
-    releaseStream: ({ context }) => context.stream?.release(),
     reportSessionMissing: sendParent(({ event }): StandaloneStreamReport => ({
       type: 'standalone.sessionMissing',
       error: toError((event as { error?: unknown }).error),
@@ -105,7 +104,6 @@ export const standaloneStreamMachine = setup({
           return { stream: context.stream, requestIds: [], lastEventId: context.lastEventId };
         },
       },
-      exit: 'releaseStream',
       on: {
         'stream.ended': {
           target: 'retrying',

@@ -18,7 +18,9 @@ export function createIoActors(http: HttpClient, sink: MessageSink, options: Exc
       openEventStream(http, sink, input, signal),
     ),
     readStream: fromCallback<{ type: 'noop' }, ReadStreamInput>(({ input, sendBack }) =>
-      readEventStream({ ...input, sink }, (event: StreamReaderEvent) => sendBack(event)),
+      readEventStream({ ...input, sink }, (event: StreamReaderEvent) => {
+        sendBack(event);
+      }),
     ),
     deleteSession: fromPromise<{ status: number }, DeleteSessionInput>(({ input, signal }) =>
       deleteSession(http, input, signal),

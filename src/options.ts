@@ -34,10 +34,14 @@ export interface StreamableHTTPClientTransportOptions {
 }
 
 export function resolveChartOptions(options: StreamableHTTPClientTransportOptions): ChartOptions {
-  const reconnection: ReconnectionOptions = { ...defaultReconnection };
-  for (const [key, value] of Object.entries(options.reconnectionOptions ?? {})) {
-    if (value !== undefined) (reconnection as unknown as Record<string, unknown>)[key] = value;
-  }
+  const given: Partial<ReconnectionOptions> = options.reconnectionOptions ?? {};
+  const reconnection: ReconnectionOptions = {
+    initialReconnectionDelay: given.initialReconnectionDelay ?? defaultReconnection.initialReconnectionDelay,
+    reconnectionDelayGrowFactor: given.reconnectionDelayGrowFactor ?? defaultReconnection.reconnectionDelayGrowFactor,
+    maxReconnectionDelay: given.maxReconnectionDelay ?? defaultReconnection.maxReconnectionDelay,
+    maxRetries: given.maxRetries ?? defaultReconnection.maxRetries,
+    jitter: given.jitter ?? defaultReconnection.jitter,
+  };
   return {
     reconnection,
     standaloneStream: options.standaloneStream ?? true,

@@ -5,7 +5,7 @@ import type { JSONRPCMessage } from '../machines/events.js';
 
 const plainObject = z.custom<Record<string, unknown>>(
   (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-  { message: 'expected an object' },
+  { error: 'expected an object' },
 );
 const requestId = z.union([z.string(), z.number().int()]);
 

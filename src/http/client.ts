@@ -20,7 +20,7 @@ export interface HttpConfig {
 /** A response whose body may still be read; `release()` aborts it and unlinks it from the lifetime. */
 export interface Exchange {
   response: Response;
-  release(): void;
+  readonly release: () => void;
 }
 
 export interface RequestSpec {
@@ -62,7 +62,9 @@ export class HttpClient {
     if (lifetime.aborted) throw new TransportClosedError('transport closed');
     const controller = new AbortController();
     let released = false;
-    const onLifetimeEnd = () => controller.abort(lifetime.reason);
+    const onLifetimeEnd = () => {
+      controller.abort(lifetime.reason);
+    };
     const release = () => {
       if (released) return;
       released = true;

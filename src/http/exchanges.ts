@@ -166,7 +166,7 @@ async function deliverJsonBody(
   if (!single && !messages.some((m) => isResponse(m) && m.id != null && requestIds.includes(m.id))) {
     throw new ProtocolError('JSON response body did not contain the response to the request');
   }
-  return single ? (last as JSONRPCResponse) : undefined;
+  return single ? (last) : undefined;
 }
 
 /**

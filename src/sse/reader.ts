@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { JSONRPCId, JSONRPCResponse, MessageSink, OpenStream, StreamEnd } from '../../machines/events.js';
+import type { JSONRPCId, MessageSink, OpenStream, StreamEnd } from '../../machines/events.js';
 import type { StreamReaderEvent } from '../../machines/post-stream.js';
 import { clampRetry } from '../../machines/backoff.js';
 import { ProtocolError, toError } from '../../machines/errors.js';
@@ -26,13 +26,17 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
   let lastEventId = options.lastEventId;
   let progressed = false;
   let retryMs: number | undefined;
+  /** Set once: by the response, the end of the body, or cleanup (read through a function so TS does not narrow it). */
   let finished = false;
+  const isFinished = () => finished;
 
   const end = (error: Error | undefined): StreamEnd => ({ lastEventId, progressed, retryMs, error });
   const finish = (event: StreamReaderEvent) => {
     if (finished) return;
     finished = true;
-    report(event);
+    // The SDK's Protocol runs notification handlers a microtask late but responses at once:
+    // report one microtask later so the messages already delivered are handled first.
+    queueMicrotask(() => { report(event); });
   };
 
   const parser = createParser({
@@ -61,7 +65,7 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
       const message = checked.message;
       if (requestIds.length > 0 && isResponse(message) && message.id != null && requestIds.includes(message.id)) {
         // The response ends the stream; the chart delivers it after any decision it implies.
-        finish({ type: 'stream.response', response: message as JSONRPCResponse, end: end(undefined) });
+        finish({ type: 'stream.response', response: message, end: end(undefined) });
         return;
       }
       sink.deliver(message);
@@ -78,7 +82,7 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
         if (finished) return;
         if (done) break;
         parser.feed(decoder.decode(value, { stream: true }));
-        if (finished) return;
+        if (isFinished()) return;
       }
       parser.feed(decoder.decode());
       finish({ type: 'stream.ended', end: end(undefined) });

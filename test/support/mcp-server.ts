@@ -17,6 +17,8 @@ export interface LoggedRequest {
   body: unknown;
   /** The JSON-RPC method of a POST body, if any. */
   rpc: string | undefined;
+  /** Settles when the server side of this exchange closed (response ended or connection dropped). */
+  ended: Promise<void>;
 }
 
 export interface Fault {
@@ -29,6 +31,8 @@ export interface Fault {
   contentType?: string;
   /** How many matching requests to answer this way (default 1). */
   times?: number;
+  /** A further condition on the request (e.g. the tool's arguments), if given. */
+  match?: (request: LoggedRequest) => boolean;
 }
 
 export interface ServerOptions {
@@ -111,7 +115,12 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   const waiters: { match: (r: LoggedRequest) => boolean; resolve: (r: LoggedRequest) => void }[] = [];
 
   const takeFault = (entry: LoggedRequest): Fault | undefined => {
-    const index = faults.findIndex((f) => f.method === entry.method && (f.rpc === undefined || f.rpc === entry.rpc));
+    const index = faults.findIndex(
+      (f) =>
+        f.method === entry.method &&
+        (f.rpc === undefined || f.rpc === entry.rpc) &&
+        (f.match === undefined || f.match(entry)),
+    );
     if (index === -1) return undefined;
     const fault = faults[index] as Fault;
     fault.times = (fault.times ?? 1) - 1;
@@ -120,8 +129,9 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const ended = new Promise<void>((resolve) => res.once('close', () => resolve()));
     const body = req.method === 'POST' ? await readBody(req) : undefined;
-    const entry: LoggedRequest = { method: req.method ?? '', headers: req.headers, body, rpc: rpcOf(body) };
+    const entry: LoggedRequest = { method: req.method ?? '', headers: req.headers, body, rpc: rpcOf(body), ended };
     requests.push(entry);
     for (const waiter of [...waiters]) {
       if (waiter.match(entry)) {

@@ -1,0 +1,347 @@
+/**
+ * A small scripted MCP server on 127.0.0.1: a real `node:http` server whose answers each test
+ * writes. By default it behaves like a minimal stateful MCP server (initialize → InitializeResult
+ * with an `mcp-session-id`, notifications and responses → 202, other requests → an empty result,
+ * GET → 405, DELETE → 200); a test overrides the answer for a JSON-RPC method or an HTTP method
+ * with any status, headers and body, including bodies written as timed chunks, SSE streams that
+ * never end, and sockets destroyed before any header. Every request is recorded.
+ */
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Socket } from 'node:net';
+
+export type RpcId = string | number | null;
+
+export interface RecordedRequest {
+  /** Arrival order, from 0. */
+  seq: number;
+  /** HTTP method. */
+  method: string;
+  headers: IncomingHttpHeaders;
+  rawBody: string;
+  /** The parsed JSON body (undefined when empty, the raw text when not JSON). */
+  body: unknown;
+  /** JSON-RPC method of the body, if any. */
+  rpc: string | undefined;
+  /** JSON-RPC id of the body, if it has one. */
+  id: RpcId | undefined;
+  /** Resolves when the server side of this response closes; `aborted` when the client went away first. */
+  closed: Promise<{ aborted: boolean }>;
+}
+
+/** One write of a body: `delayMs` is waited before it is written. */
+export interface Chunk {
+  data: string | Uint8Array;
+  delayMs?: number;
+}
+
+export interface Reply {
+  status?: number;
+  statusText?: string;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array | readonly Chunk[];
+  /** Keep the response open after the body is written (a stream the server never ends). */
+  keepOpen?: boolean;
+  /** Destroy the socket before any byte of the response is written (a network error). */
+  destroy?: boolean;
+  /**
+   * `mcp-session-id` on this reply: a value, or null for none. Default: the server's session ID
+   * (none when the server has none), as the SDK server puts it on every response.
+   */
+  sessionId?: string | null;
+}
+
+export type Script = Reply | ((request: RecordedRequest) => Reply);
+
+export interface Match {
+  /** HTTP method to match. */
+  http?: 'POST' | 'GET' | 'DELETE';
+  /** JSON-RPC method of the POST body to match. */
+  rpc?: string;
+}
+
+export interface ScriptedServerOptions {
+  /** Session ID put on the initialize response (and by default on every response); null for none. */
+  sessionId?: string | null;
+  /** serverInfo of the InitializeResult. */
+  serverInfo?: { name: string; version: string };
+}
+
+export interface SseEvent {
+  id?: string;
+  event?: string;
+  /** A string is sent as is (split on newlines into data lines); anything else is JSON-encoded. */
+  data?: unknown;
+  retry?: number;
+  /** A comment line. */
+  comment?: string;
+}
+
+export interface ScriptedServer {
+  url: URL;
+  /** The session ID the server hands out (null: none). */
+  sessionId: string | null;
+  requests: RecordedRequest[];
+  /** Errors thrown while a script ran (a bad script, or a header Node refused). */
+  scriptErrors: Error[];
+  /**
+   * Answers requests that match with `script`, `times` times (default: always). Overrides are
+   * tried newest first; the built-in defaults come last.
+   */
+  on(match: Match, script: Script, times?: number): void;
+  /** The first recorded request that matches, now or when it arrives; rejects after `timeoutMs`. */
+  waitFor(match: Match | ((request: RecordedRequest) => boolean), timeoutMs?: number): Promise<RecordedRequest>;
+  /** Recorded requests that match. */
+  filter(match: Match | ((request: RecordedRequest) => boolean)): RecordedRequest[];
+  close(): Promise<void>;
+}
+
+export const PROTOCOL_VERSION = '2025-11-25';
+
+/** A JSON body. */
+export function json(body: unknown, reply: Omit<Reply, 'body'> = {}): Reply {
+  return {
+    ...reply,
+    status: reply.status ?? 200,
+    headers: { 'content-type': 'application/json', ...reply.headers },
+    body: JSON.stringify(body),
+  };
+}
+
+/** The text of an event stream. */
+export function sseText(events: readonly SseEvent[]): string {
+  let text = '';
+  for (const event of events) {
+    if (event.comment !== undefined) text += `: ${event.comment}\n`;
+    if (event.id !== undefined) text += `id: ${event.id}\n`;
+    if (event.event !== undefined) text += `event: ${event.event}\n`;
+    if (event.retry !== undefined) text += `retry: ${event.retry}\n`;
+    if (event.data !== undefined) {
+      const data = typeof event.data === 'string' ? event.data : JSON.stringify(event.data);
+      for (const line of data.split('\n')) text += `data: ${line}\n`;
+    }
+    text += '\n';
+  }
+  return text;
+}
+
+/** An event-stream body. */
+export function sse(events: readonly SseEvent[], reply: Omit<Reply, 'body'> = {}): Reply {
+  return {
+    ...reply,
+    status: reply.status ?? 200,
+    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...reply.headers },
+    body: sseText(events),
+  };
+}
+
+/** A JSON-RPC result for a request. */
+export function result(id: RpcId | undefined, value: Record<string, unknown> = {}): Record<string, unknown> {
+  return { jsonrpc: '2.0', id: id ?? null, result: value };
+}
+
+/** A JSON-RPC error response. */
+export function rpcError(id: RpcId | undefined, code: number, message: string): Record<string, unknown> {
+  return { jsonrpc: '2.0', id: id ?? null, error: { code, message } };
+}
+
+function parse(raw: string): unknown {
+  if (raw === '') return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw;
+  }
+}
+
+function field(body: unknown, name: 'method' | 'id'): unknown {
+  const first: unknown = Array.isArray(body) ? (body as unknown[])[0] : body;
+  if (typeof first !== 'object' || first === null || !(name in first)) return undefined;
+  return (first as Record<string, unknown>)[name];
+}
+
+function matches(match: Match | ((request: RecordedRequest) => boolean), request: RecordedRequest): boolean {
+  if (typeof match === 'function') return match(request);
+  return (match.http === undefined || match.http === request.method) && (match.rpc === undefined || match.rpc === request.rpc);
+}
+
+async function readAll(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function startScriptedServer(options: ScriptedServerOptions = {}): Promise<ScriptedServer> {
+  const sessionId = options.sessionId === undefined ? `session-${Math.random().toString(36).slice(2)}` : options.sessionId;
+  const serverInfo = options.serverInfo ?? { name: 'scripted', version: '1.0.0' };
+  const requests: RecordedRequest[] = [];
+  const scriptErrors: Error[] = [];
+  const overrides: { match: Match; script: Script; times: number }[] = [];
+  const waiters: { match: Match | ((request: RecordedRequest) => boolean); resolve: (request: RecordedRequest) => void }[] = [];
+  const timers = new Map<NodeJS.Timeout, () => void>();
+  const sockets = new Set<Socket>();
+  let closing = false;
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        resolve();
+      }, ms);
+      timers.set(timer, resolve);
+    });
+
+  const defaultReply = (request: RecordedRequest): Reply => {
+    switch (request.method) {
+      case 'POST': {
+        if (request.rpc === 'initialize') {
+          return json(result(request.id, { protocolVersion: PROTOCOL_VERSION, capabilities: {}, serverInfo }));
+        }
+        // Notifications and responses are accepted; any other request gets an empty result.
+        if (request.rpc === undefined || request.id === undefined) return { status: 202 };
+        return json(result(request.id));
+      }
+      case 'GET':
+        return { status: 405, headers: { allow: 'POST, DELETE' } };
+      case 'DELETE':
+        return { status: 200 };
+      default:
+        return { status: 405 };
+    }
+  };
+
+  const replyFor = (request: RecordedRequest): Reply => {
+    for (let i = overrides.length - 1; i >= 0; i--) {
+      const override = overrides[i]!;
+      if (!matches(override.match, request)) continue;
+      override.times -= 1;
+      if (override.times <= 0) overrides.splice(i, 1);
+      return typeof override.script === 'function' ? override.script(request) : override.script;
+    }
+    return defaultReply(request);
+  };
+
+  const write = async (res: ServerResponse, reply: Reply): Promise<void> => {
+    const headers: Record<string, string> = { ...reply.headers };
+    const id = reply.sessionId === undefined ? sessionId : reply.sessionId;
+    if (id !== null) headers['mcp-session-id'] = id;
+    const status = reply.status ?? 200;
+    if (reply.statusText === undefined) res.writeHead(status, headers);
+    else res.writeHead(status, reply.statusText, headers);
+    const body = reply.body;
+    if (body === undefined || typeof body === 'string' || body instanceof Uint8Array) {
+      if (reply.keepOpen === true) {
+        res.flushHeaders();
+        if (body !== undefined) res.write(body);
+      } else {
+        res.end(body);
+      }
+      return;
+    }
+    res.flushHeaders();
+    for (const chunk of body) {
+      if (chunk.delayMs !== undefined) await sleep(chunk.delayMs);
+      if (res.destroyed || closing) return;
+      res.write(chunk.data);
+    }
+    if (reply.keepOpen !== true) res.end();
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const rawBody = await readAll(req);
+    const body = parse(rawBody);
+    const method = field(body, 'method');
+    const id = field(body, 'id');
+    let resolveClosed!: (value: { aborted: boolean }) => void;
+    const closed = new Promise<{ aborted: boolean }>((resolve) => {
+      resolveClosed = resolve;
+    });
+    res.on('close', () => {
+      resolveClosed({ aborted: !res.writableFinished });
+    });
+    const request: RecordedRequest = {
+      seq: requests.length,
+      method: req.method ?? '',
+      headers: req.headers,
+      rawBody,
+      body,
+      rpc: typeof method === 'string' ? method : undefined,
+      id: typeof id === 'string' || typeof id === 'number' || id === null ? id : undefined,
+      closed,
+    };
+    requests.push(request);
+    for (const waiter of [...waiters]) {
+      if (matches(waiter.match, request)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(request);
+      }
+    }
+    const reply = replyFor(request);
+    if (reply.destroy === true) {
+      req.socket.destroy();
+      return;
+    }
+    await write(res, reply);
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      scriptErrors.push(error instanceof Error ? error : new Error(String(error)));
+      if (!res.headersSent) {
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(`script error: ${String(error)}`);
+      } else {
+        res.destroy();
+      }
+    });
+  });
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: new URL(`http://127.0.0.1:${port}/mcp`),
+    sessionId,
+    requests,
+    scriptErrors,
+    on(match, script, times = Number.POSITIVE_INFINITY) {
+      overrides.push({ match, script, times });
+    },
+    waitFor(match, timeoutMs = 5_000) {
+      const seen = requests.find((request) => matches(match, request));
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve, reject) => {
+        const waiter = {
+          match,
+          resolve: (request: RecordedRequest) => {
+            clearTimeout(timer);
+            resolve(request);
+          },
+        };
+        const timer = setTimeout(() => {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          reject(new Error(`no matching request within ${timeoutMs} ms`));
+        }, timeoutMs);
+        waiters.push(waiter);
+      });
+    },
+    filter(match) {
+      return requests.filter((request) => matches(match, request));
+    },
+    async close() {
+      closing = true;
+      // Pending chunk delays end now; their writers see `closing` and stop.
+      for (const [timer, wake] of timers) {
+        clearTimeout(timer);
+        wake();
+      }
+      timers.clear();
+      for (const socket of sockets) socket.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,349 @@
+import { describe, expect, it } from 'vitest';
+import { createActor, SimulatedClock } from 'xstate';
+import {
+  chartOptions,
+  fakeIo,
+  flush,
+  initializeRequest,
+  initializeResult,
+  initialized,
+  machineWith,
+  openStream,
+  recordingSink,
+  streamEnd,
+  ticket,
+  type FakeIo,
+} from './fakes.js';
+import type { ChartOptions } from '../../machines/events.js';
+import { SessionExpiredError, StreamableHTTPError, TransportClosedError, TransportFailedError } from '../../machines/errors.js';
+
+function setUp(overrides: Partial<ChartOptions> = {}) {
+  const io = fakeIo();
+  const sink = recordingSink();
+  const clock = new SimulatedClock();
+  const actor = createActor(machineWith(io), { input: { options: chartOptions(overrides), sink }, clock });
+  const emitted: string[] = [];
+  actor.on('*', (event) => emitted.push(event.type));
+  actor.start();
+  return { io, sink, clock, actor, emitted };
+}
+
+/** Drives the chart from idle to open: initialize answered with session 'abc', initialized accepted. */
+async function connect(io: FakeIo, actor: ReturnType<typeof setUp>['actor']) {
+  actor.send({ type: 'start' });
+  actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
+  await flush();
+  io.posts[0]!.resolve({ kind: 'json', sessionId: 'abc', response: initializeResult });
+  await flush();
+  actor.send({ type: 'protocolVersion.set', version: '2025-11-25' });
+  actor.send({ type: 'send', message: initialized, ticket: ticket() });
+  await flush();
+  io.posts[1]!.resolve({ kind: 'accepted', sessionId: undefined });
+  await flush();
+}
+
+const call = (id: number) => ({ jsonrpc: '2.0' as const, id, method: 'tools/list' });
+
+describe('connection chart', () => {
+  it('U3: tags follow the lifecycle: connecting, connected, closing, closed', async () => {
+    const { io, actor } = setUp();
+    expect(actor.getSnapshot().value).toBe('idle');
+    actor.send({ type: 'start' });
+    expect(actor.getSnapshot().hasTag('connecting')).toBe(true);
+    actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
+    await flush();
+    io.posts[0]!.resolve({ kind: 'json', sessionId: 'abc', response: initializeResult });
+    await flush();
+    expect(actor.getSnapshot().value).toBe('initializing');
+    actor.send({ type: 'send', message: initialized, ticket: ticket() });
+    await flush();
+    io.posts[1]!.resolve({ kind: 'accepted', sessionId: undefined });
+    await flush();
+    expect(actor.getSnapshot().hasTag('connected')).toBe(true);
+    actor.send({ type: 'close' });
+    expect(actor.getSnapshot().hasTag('closing')).toBe(true);
+    io.deletes[0]!.resolve({ status: 200 });
+    await flush();
+    expect(actor.getSnapshot().hasTag('closed')).toBe(true);
+  });
+
+  it('H3, H5: initialize carries no session or version, even when stale ones are cached; the ID comes from its response', async () => {
+    const { io, actor } = setUp();
+    await connect(io, actor);
+    expect(io.posts[0]!.input.sessionId).toBeUndefined();
+    expect(io.posts[0]!.input.protocolVersion).toBeUndefined();
+    expect(actor.getSnapshot().context.sessionId).toBe('abc');
+    // A second initialize on the same chart (the SDK Client re-connecting) must not carry the old values.
+    actor.send({ type: 'close' });
+    io.deletes[0]!.resolve({ status: 200 });
+    await flush();
+    actor.send({ type: 'start' });
+    actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
+    await flush();
+    const again = io.posts.at(-1)!;
+    expect(again.input.sessionId).toBeUndefined();
+    expect(again.input.protocolVersion).toBeUndefined();
+  });
+
+  it('H4, H5: after the InitializeResult every POST and the standalone GET carry the session and version', async () => {
+    const { io, actor } = setUp();
+    await connect(io, actor);
+    expect(io.posts[1]!.input).toMatchObject({ sessionId: 'abc', protocolVersion: '2025-11-25' });
+    actor.send({ type: 'send', message: call(1), ticket: ticket() });
+    await flush();
+    expect(io.posts[2]!.input).toMatchObject({ sessionId: 'abc', protocolVersion: '2025-11-25' });
+    expect(io.gets[0]!.input).toMatchObject({ sessionId: 'abc', protocolVersion: '2025-11-25', lastEventId: undefined });
+  });
+
+  it('H5: a session ID on a response other than the initialize response is never adopted', async () => {
+    const { io, actor } = setUp();
+    actor.send({ type: 'start' });
+    actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
+    await flush();
+    io.posts[0]!.resolve({ kind: 'json', sessionId: undefined, response: initializeResult });
+    await flush();
+    actor.send({ type: 'send', message: initialized, ticket: ticket() });
+    await flush();
+    io.posts[1]!.resolve({ kind: 'accepted', sessionId: 'late' });
+    await flush();
+    expect(actor.getSnapshot().context.sessionId).toBeUndefined();
+  });
+
+  it('G1: the standalone stream opens only after notifications/initialized is accepted', async () => {
+    const { io, actor } = setUp();
+    actor.send({ type: 'start' });
+    actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
+    await flush();
+    io.posts[0]!.resolve({ kind: 'json', sessionId: 'abc', response: initializeResult });
+    await flush();
+    actor.send({ type: 'send', message: initialized, ticket: ticket() });
+    await flush();
+    expect(io.gets).toHaveLength(0);
+    io.posts[1]!.resolve({ kind: 'accepted', sessionId: undefined });
+    await flush();
+    expect(io.gets).toHaveLength(1);
+  });
+
+  it('G1: standaloneStream: false opens no GET', async () => {
+    const { io, actor } = setUp({ standaloneStream: false });
+    await connect(io, actor);
+    expect(io.gets).toHaveLength(0);
+    expect(actor.getSnapshot().matches({ open: { standalone: 'off' } })).toBe(true);
+  });
+
+  it('G2: a standalone stream the server does not offer ends quietly; the session stays open', async () => {
+    const { io, actor, sink } = setUp();
+    await connect(io, actor);
+    io.gets[0]!.resolve({ kind: 'unsupported', status: 405, warning: undefined });
+    await flush();
+    expect(actor.getSnapshot().matches({ open: { standalone: 'ended' } })).toBe(true);
+    expect(actor.getSnapshot().hasTag('connected')).toBe(true);
+    expect(sink.warnings).toHaveLength(0);
+    expect(io.gets).toHaveLength(1);
+  });
+
+  it('P4, P10: a response is delivered by the chart and the POST child stops; a failed call gets a synthetic error and its send rejects', async () => {
+    const { io, actor, sink } = setUp();
+    await connect(io, actor);
+    const ok = ticket();
+    const bad = ticket();
+    actor.send({ type: 'send', message: call(1), ticket: ok });
+    actor.send({ type: 'send', message: call(2), ticket: bad });
+    await flush();
+    io.posts[2]!.resolve({ kind: 'json', sessionId: 'abc', response: { jsonrpc: '2.0', id: 1, result: {} } });
+    io.posts[3]!.reject(new StreamableHTTPError('POST: HTTP 503', { status: 503 }));
+    await flush();
+    expect(ok.outcome).toBe('accepted');
+    expect(bad.outcome).toBeInstanceOf(StreamableHTTPError);
+    expect(sink.delivered).toContainEqual({ jsonrpc: '2.0', id: 1, result: {} });
+    expect(sink.delivered).toContainEqual({
+      jsonrpc: '2.0',
+      id: 2,
+      error: { code: -32000, message: 'POST: HTTP 503', data: { type: 'StreamableHTTPError', status: 503 } },
+    });
+    const posts = Object.keys(actor.getSnapshot().children).filter((id) => id.startsWith('post-'));
+    expect(posts).toEqual([]);
+  });
+
+  it('F5: an error scoped to one call leaves the session and other calls alone', async () => {
+    const { io, actor } = setUp();
+    await connect(io, actor);
+    actor.send({ type: 'send', message: call(1), ticket: ticket() });
+    actor.send({ type: 'send', message: call(2), ticket: ticket() });
+    await flush();
+    io.posts[2]!.reject(new StreamableHTTPError('HTTP 429', { status: 429 }));
+    await flush();
+    expect(actor.getSnapshot().hasTag('connected')).toBe(true);
+    const second = ticket();
+    io.posts[3]!.resolve({ kind: 'json', sessionId: 'abc', response: { jsonrpc: '2.0', id: 2, result: {} } });
+    actor.send({ type: 'send', message: call(3), ticket: second });
+    await flush();
+    io.posts[4]!.resolve({ kind: 'json', sessionId: 'abc', response: { jsonrpc: '2.0', id: 3, result: {} } });
+    await flush();
+    expect(second.outcome).toBe('accepted');
+  });
+
+  it('H7: a different session ID on a later response is ignored and reported once', async () => {
+    const { io, actor, emitted } = setUp();
+    await connect(io, actor);
+    for (const id of [1, 2]) {
+      actor.send({ type: 'send', message: call(id), ticket: ticket() });
+      await flush();
+      io.posts.at(-1)!.resolve({ kind: 'json', sessionId: 'other', response: { jsonrpc: '2.0', id, result: {} } });
+      await flush();
+    }
+    expect(actor.getSnapshot().context.sessionId).toBe('abc');
+    expect(emitted.filter((type) => type === 'warning')).toHaveLength(1);
+  });
+
+  it('P8, F4: a 404 to a request with a session means the session is gone; the failure is sticky and typed', async () => {
+    const { io, actor } = setUp({ sessionRecovery: 'fail' });
+    await connect(io, actor);
+    actor.send({ type: 'send', message: call(1), ticket: ticket() });
+    await flush();
+    io.posts[2]!.reject(new StreamableHTTPError('HTTP 404', { status: 404, sessionMissing: true }));
+    await flush();
+    expect(actor.getSnapshot().hasTag('failed')).toBe(true);
+    const first = ticket();
+    const second = ticket();
+    const postsBefore = io.posts.length;
+    actor.send({ type: 'send', message: call(2), ticket: first });
+    actor.send({ type: 'send', message: call(3), ticket: second });
+    expect(first.outcome).toBeInstanceOf(SessionExpiredError);
+    expect(second.outcome).toBe(first.outcome);
+    expect(io.posts).toHaveLength(postsBefore);
+    // No DELETE for a session the server no longer knows.
+    actor.send({ type: 'close' });
+    await flush();
+    expect(io.deletes).toHaveLength(0);
+    expect(actor.getSnapshot().hasTag('closed')).toBe(true);
+  });
+
+  it('F4: closed, failed and session-expired are told apart by type', async () => {
+    const { io, actor } = setUp();
+    actor.send({ type: 'start' });
+    actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
+    await flush();
+    io.posts[0]!.reject(new StreamableHTTPError('HTTP 500', { status: 500 }));
+    await flush();
+    const whileFailed = ticket();
+    actor.send({ type: 'send', message: call(1), ticket: whileFailed });
+    expect(whileFailed.outcome).toBeInstanceOf(TransportFailedError);
+    expect((whileFailed.outcome as Error).cause).toBeInstanceOf(StreamableHTTPError);
+    actor.send({ type: 'close' });
+    await flush();
+    const whileClosed = ticket();
+    actor.send({ type: 'send', message: call(2), ticket: whileClosed });
+    expect(whileClosed.outcome).toBeInstanceOf(TransportClosedError);
+  });
+
+  it('F1: close sends DELETE with session and version, and is bounded by deleteTimeout', async () => {
+    const { io, actor, clock, emitted } = setUp({ deleteTimeout: 5_000 });
+    await connect(io, actor);
+    actor.send({ type: 'close' });
+    await flush();
+    expect(io.deletes[0]!.input).toEqual({ sessionId: 'abc', protocolVersion: '2025-11-25' });
+    expect(actor.getSnapshot().matches({ closing: 'deleting' })).toBe(true);
+    clock.increment(4_999);
+    expect(actor.getSnapshot().hasTag('closed')).toBe(false);
+    clock.increment(1);
+    expect(actor.getSnapshot().hasTag('closed')).toBe(true);
+    expect(io.deletes[0]!.signal.aborted).toBe(true);
+    expect(emitted.filter((type) => type === 'closed')).toHaveLength(1);
+  });
+
+  it('F1: no DELETE without a session, or with terminateOnClose: false', async () => {
+    const off = setUp({ terminateOnClose: false });
+    await connect(off.io, off.actor);
+    off.actor.send({ type: 'close' });
+    await flush();
+    expect(off.io.deletes).toHaveLength(0);
+    expect(off.actor.getSnapshot().hasTag('closed')).toBe(true);
+
+    const sessionless = setUp();
+    sessionless.actor.send({ type: 'start' });
+    sessionless.actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
+    await flush();
+    sessionless.io.posts[0]!.resolve({ kind: 'json', sessionId: undefined, response: initializeResult });
+    await flush();
+    sessionless.actor.send({ type: 'close' });
+    await flush();
+    expect(sessionless.io.deletes).toHaveLength(0);
+  });
+
+  it('F1, F2: a DELETE answered 405 still closes; close stops every child and rejects waiting sends', async () => {
+    const { io, actor } = setUp();
+    await connect(io, actor);
+    const waiting = ticket();
+    actor.send({ type: 'send', message: call(1), ticket: waiting });
+    await flush();
+    expect(Object.keys(actor.getSnapshot().children).length).toBeGreaterThan(0);
+    actor.send({ type: 'close' });
+    expect(waiting.outcome).toBeInstanceOf(TransportClosedError);
+    expect(io.posts[2]!.signal.aborted).toBe(true);
+    expect(io.gets[0]!.signal.aborted).toBe(true);
+    io.deletes[0]!.resolve({ status: 405 });
+    await flush();
+    expect(actor.getSnapshot().hasTag('closed')).toBe(true);
+    expect(Object.keys(actor.getSnapshot().children)).toEqual([]);
+  });
+
+  it('F2: start after close begins a fresh session', async () => {
+    const { io, actor } = setUp();
+    await connect(io, actor);
+    actor.send({ type: 'close' });
+    io.deletes[0]!.resolve({ status: 200 });
+    await flush();
+    actor.send({ type: 'start' });
+    expect(actor.getSnapshot().value).toBe('connecting');
+    expect(actor.getSnapshot().context).toMatchObject({ sessionId: undefined, protocolVersion: undefined, error: undefined });
+  });
+
+  it('G6: the standalone stream lives as long as the session: closing stops its reader', async () => {
+    const { io, actor } = setUp();
+    await connect(io, actor);
+    io.gets[0]!.resolve({ kind: 'sse', stream: openStream() });
+    await flush();
+    const reader = io.readers[0]!;
+    expect(reader.stopped).toBe(false);
+    actor.send({ type: 'close' });
+    expect(reader.stopped).toBe(true);
+  });
+
+  it('G4: when the standalone stream ends it reconnects with Last-Event-ID after the server retry', async () => {
+    const { io, actor, clock } = setUp();
+    await connect(io, actor);
+    io.gets[0]!.resolve({ kind: 'sse', stream: openStream() });
+    await flush();
+    io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ lastEventId: 'e7', progressed: true, retryMs: 250 }) });
+    await flush();
+    expect(io.gets).toHaveLength(1);
+    clock.increment(250);
+    await flush();
+    expect(io.gets).toHaveLength(2);
+    expect(io.gets[1]!.input.lastEventId).toBe('e7');
+  });
+
+  it('U2: a preset session ID skips initialize and opens directly', async () => {
+    const { io, actor } = setUp({ sessionId: 'given' });
+    actor.send({ type: 'start' });
+    await flush();
+    expect(actor.getSnapshot().hasTag('connected')).toBe(true);
+    actor.send({ type: 'send', message: call(1), ticket: ticket() });
+    await flush();
+    expect(io.posts[0]!.input.sessionId).toBe('given');
+  });
+
+  it('U1: terminateSession DELETEs and forgets the session; 405 is fine', async () => {
+    const { io, actor } = setUp();
+    await connect(io, actor);
+    const done = ticket();
+    actor.send({ type: 'session.terminate', ticket: done });
+    await flush();
+    io.deletes[0]!.resolve({ status: 405 });
+    await flush();
+    expect(done.outcome).toBe('accepted');
+    expect(actor.getSnapshot().context.sessionId).toBeUndefined();
+    expect(actor.getSnapshot().value).toBe('connecting');
+  });
+});

@@ -1,0 +1,157 @@
+/** Fake I/O for the charts: every request is a pending promise the test settles by hand. */
+import { fromCallback, fromPromise } from 'xstate';
+import { connectionMachine, type DeleteSessionInput } from '../../machines/connection.js';
+import {
+  postStreamMachine,
+  type PostRequestInput,
+  type ReadStreamInput,
+  type ResumeInput,
+  type StreamReaderEvent,
+} from '../../machines/post-stream.js';
+import { standaloneStreamMachine, type OpenStandaloneInput } from '../../machines/standalone-stream.js';
+import { defaultReconnection } from '../../machines/backoff.js';
+import type {
+  ChartOptions,
+  GetResult,
+  JSONRPCMessage,
+  MessageSink,
+  OpenStream,
+  PostResult,
+  SendTicket,
+  StreamEnd,
+} from '../../machines/events.js';
+
+export interface Pending<I, O> {
+  input: I;
+  resolve: (value: O) => void;
+  reject: (error: unknown) => void;
+  signal: AbortSignal;
+}
+
+export interface FakeReader {
+  input: ReadStreamInput;
+  send: (event: StreamReaderEvent) => void;
+  stopped: boolean;
+}
+
+export function fakeIo() {
+  const posts: Pending<PostRequestInput, PostResult>[] = [];
+  const resumes: Pending<ResumeInput, GetResult>[] = [];
+  const gets: Pending<OpenStandaloneInput, GetResult>[] = [];
+  const deletes: Pending<DeleteSessionInput, { status: number }>[] = [];
+  const readers: FakeReader[] = [];
+  const pending = <I, O>(list: Pending<I, O>[]) =>
+    fromPromise<O, I>(
+      ({ input, signal }) =>
+        new Promise<O>((resolve, reject) => {
+          list.push({ input, resolve, reject, signal });
+        }),
+    );
+  const actors = {
+    postMessage: pending(posts),
+    resumeStream: pending(resumes),
+    openStandalone: pending(gets),
+    deleteSession: pending(deletes),
+    readStream: fromCallback<{ type: 'noop' }, ReadStreamInput>(({ input, sendBack }) => {
+      const reader: FakeReader = {
+        input,
+        send: (event) => {
+          sendBack(event);
+        },
+        stopped: false,
+      };
+      readers.push(reader);
+      return () => {
+        reader.stopped = true;
+      };
+    }),
+  };
+  return { posts, resumes, gets, deletes, readers, actors };
+}
+
+export type FakeIo = ReturnType<typeof fakeIo>;
+
+export function machineWith(io: FakeIo) {
+  return connectionMachine.provide({
+    actors: {
+      postStream: postStreamMachine.provide({
+        actors: { postMessage: io.actors.postMessage, resumeStream: io.actors.resumeStream, readStream: io.actors.readStream },
+      }),
+      standaloneStream: standaloneStreamMachine.provide({
+        actors: { openStandalone: io.actors.openStandalone, readStream: io.actors.readStream },
+      }),
+      deleteSession: io.actors.deleteSession,
+    },
+  });
+}
+
+export function chartOptions(overrides: Partial<ChartOptions> = {}): ChartOptions {
+  return {
+    reconnection: { ...defaultReconnection, jitter: false },
+    standaloneStream: true,
+    terminateOnClose: true,
+    deleteTimeout: 5_000,
+    sessionRecovery: 'fail',
+    strict: false,
+    sessionId: undefined,
+    random: () => 0,
+    ...overrides,
+  };
+}
+
+export function recordingSink(): MessageSink & { delivered: JSONRPCMessage[]; warnings: Error[] } {
+  const delivered: JSONRPCMessage[] = [];
+  const warnings: Error[] = [];
+  return {
+    delivered,
+    warnings,
+    deliver: (message) => delivered.push(message),
+    warn: (error) => warnings.push(error),
+  };
+}
+
+export function ticket(): SendTicket & { outcome: 'pending' | 'accepted' | Error } {
+  const t = {
+    outcome: 'pending' as 'pending' | 'accepted' | Error,
+    accepted() {
+      if (t.outcome === 'pending') t.outcome = 'accepted';
+    },
+    failed(error: Error) {
+      if (t.outcome === 'pending') t.outcome = error;
+    },
+  };
+  return t;
+}
+
+export function openStream(): OpenStream & { released: boolean } {
+  const s = {
+    body: new ReadableStream<Uint8Array>(),
+    released: false,
+    release: () => {
+      s.released = true;
+    },
+  };
+  return s;
+}
+
+export function streamEnd(overrides: Partial<StreamEnd> = {}): StreamEnd {
+  return { lastEventId: undefined, progressed: false, retryMs: undefined, error: undefined, ...overrides };
+}
+
+/** Lets promise callbacks and the actors' reactions run. */
+export async function flush(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+export const initializeRequest = {
+  jsonrpc: '2.0' as const,
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+};
+export const initializeResult = {
+  jsonrpc: '2.0' as const,
+  id: 0,
+  result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 's', version: '1' } },
+};
+export const initialized = { jsonrpc: '2.0' as const, method: 'notifications/initialized' };

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
+    testTimeout: 20_000,
+    hookTimeout: 20_000,
+    pool: 'forks',
+    // Integration tests open real sockets on 127.0.0.1; two cores, so keep parallelism modest.
+    maxWorkers: 2,
+  },
+});
