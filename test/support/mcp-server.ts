@@ -80,7 +80,7 @@ function buildServer(): McpServer {
       return { content: [{ type: 'text', text: `done ${steps}` }] };
     },
   );
-  server.registerTool('roots', { description: 'asks the client for its roots' }, async (_args, extra) => {
+  server.registerTool('roots', { description: 'asks the client for its roots' }, async (extra) => {
     const result = await extra.sendRequest({ method: 'roots/list' }, z.object({ roots: z.array(z.unknown()) }).loose());
     return { content: [{ type: 'text', text: JSON.stringify(result.roots) }] };
   });
@@ -147,7 +147,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     }
     if (!stateful) {
       const server = buildServer();
-      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse });
+      const transport = new StreamableHTTPServerTransport({ enableJsonResponse: !sse });
       res.on('close', () => {
         void transport.close();
         void server.close();

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { createActor, createMachine, SimulatedClock } from 'xstate';
+import { postStreamMachine, type PostStreamReport } from '../../machines/post-stream.js';
+import { StreamEndedError } from '../../machines/errors.js';
+import type { ChartOptions } from '../../machines/events.js';
+import { chartOptions, fakeIo, flush, openStream, streamEnd, ticket } from './fakes.js';
+
+const request = { jsonrpc: '2.0' as const, id: 7, method: 'tools/call', params: { name: 'echo' } };
+const response = { jsonrpc: '2.0' as const, id: 7, result: { content: [] } };
+
+/** Runs one POST child under a parent that records what the child reports. */
+function setUp(overrides: Partial<ChartOptions> = {}, message: typeof request | { jsonrpc: '2.0'; method: string } = request) {
+  const io = fakeIo();
+  const clock = new SimulatedClock();
+  const reports: PostStreamReport[] = [];
+  const sendTicket = ticket();
+  const child = postStreamMachine.provide({
+    actors: { postMessage: io.actors.postMessage, resumeStream: io.actors.resumeStream, readStream: io.actors.readStream },
+  });
+  const parent = createMachine({
+    invoke: {
+      id: 'post-1',
+      src: child,
+      input: { message, ticket: sendTicket, sessionId: 's', protocolVersion: 'v', options: chartOptions(overrides) },
+    },
+    on: { '*': { actions: ({ event }) => reports.push(event as PostStreamReport) } },
+  });
+  const actor = createActor(parent, { clock }).start();
+  const post = () => actor.getSnapshot().children['post-1'];
+  return { io, clock, reports, sendTicket, actor, post };
+}
+
+describe('POST stream chart', () => {
+  it('P1: a notification accepted with 202 ends done and resolves send', async () => {
+    const { io, reports, sendTicket } = setUp({}, { jsonrpc: '2.0', method: 'notifications/initialized' });
+    await flush();
+    expect(io.posts[0]!.input.requestIds).toEqual([]);
+    io.posts[0]!.resolve({ kind: 'accepted', sessionId: undefined });
+    await flush();
+    expect(sendTicket.outcome).toBe('accepted');
+    expect(reports[0]).toMatchObject({ type: 'post.done', postId: 'post-1', response: undefined });
+  });
+
+  it('P2: a JSON response is reported to the parent, which delivers it', async () => {
+    const { io, reports } = setUp();
+    await flush();
+    io.posts[0]!.resolve({ kind: 'json', sessionId: 's', response });
+    await flush();
+    expect(reports[0]).toMatchObject({ type: 'post.done', response, sessionId: 's' });
+  });
+
+  it('P3, P4: an SSE response is read until its response arrives; then the reader stops (body cancelled)', async () => {
+    const { io, reports, post } = setUp();
+    await flush();
+    io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
+    await flush();
+    expect(post()?.getSnapshot().value).toBe('streaming');
+    expect(io.readers[0]!.input.requestIds).toEqual([7]);
+    io.readers[0]!.send({ type: 'stream.response', response, end: streamEnd({ lastEventId: '1', progressed: true }) });
+    await flush();
+    expect(io.readers[0]!.stopped).toBe(true);
+    expect(reports[0]).toMatchObject({ type: 'post.done', response });
+  });
+
+  it('R2: a stream that ends before its response with no event id fails at once', async () => {
+    const { io, reports, clock } = setUp();
+    await flush();
+    io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
+    await flush();
+    io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ progressed: true }) });
+    await flush();
+    clock.increment(60_000);
+    expect(io.resumes).toHaveLength(0);
+    expect(reports[0]).toMatchObject({ type: 'post.failed' });
+    const failure = reports[0] as Extract<PostStreamReport, { type: 'post.failed' }>;
+    expect(failure.error).toBeInstanceOf(StreamEndedError);
+    expect(failure.error.message).toBe('request ended without a response');
+  });
+
+  it('R1, S3: a stream cut after an event id resumes with GET and Last-Event-ID after the server retry, never re-POSTing', async () => {
+    const { io, clock, post } = setUp();
+    await flush();
+    io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
+    await flush();
+    io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ lastEventId: 'ev-3', progressed: true, retryMs: 500 }) });
+    await flush();
+    expect(post()?.getSnapshot().value).toBe('backoff');
+    clock.increment(499);
+    await flush();
+    expect(io.resumes).toHaveLength(0);
+    clock.increment(1);
+    await flush();
+    expect(io.resumes[0]!.input).toEqual({ sessionId: 's', protocolVersion: 'v', lastEventId: 'ev-3' });
+    io.resumes[0]!.resolve({ kind: 'sse', stream: openStream() });
+    await flush();
+    expect(io.readers[1]!.input.lastEventId).toBe('ev-3');
+    expect(io.posts).toHaveLength(1);
+  });
+
+  it('P10: a POST that fails reports the error and leaves settling the ticket to the parent', async () => {
+    const { io, reports, sendTicket } = setUp();
+    await flush();
+    io.posts[0]!.reject(new Error('boom'));
+    await flush();
+    expect(reports[0]).toMatchObject({ type: 'post.failed', postId: 'post-1' });
+    expect(sendTicket.outcome).toBe('pending');
+  });
+});

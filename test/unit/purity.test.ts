@@ -1,0 +1,41 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const dir = join(import.meta.dirname, '../../machines');
+const files = readdirSync(dir).filter((name) => name.endsWith('.ts'));
+
+describe('machines/ are pure', () => {
+  it('U5: the charts import only xstate and each other', () => {
+    expect(files.length).toBeGreaterThan(4);
+    for (const name of files) {
+      const source = readFileSync(join(dir, name), 'utf8');
+      const specifiers = [...source.matchAll(/from\s+['"]([^'"]+)['"]/g)].map((m) => m[1]);
+      for (const specifier of specifiers) {
+        expect({ file: name, specifier }).toSatisfy(
+          ({ specifier: s }: { specifier: string | undefined }) => s === 'xstate' || (s?.startsWith('./') ?? false),
+        );
+      }
+    }
+  });
+
+  it('U5: the charts call no fetch and set no timers of their own (delays are `after`)', () => {
+    for (const name of files) {
+      const source = readFileSync(join(dir, name), 'utf8');
+      expect(source, name).not.toMatch(/\bfetch\(|setTimeout\(|setInterval\(|process\.|globalThis|require\(/);
+    }
+  });
+
+  it('U5: src/ outside the CLI imports no Node-only module, so the transport runs in browsers', () => {
+    const srcDir = join(import.meta.dirname, '../../src');
+    const walk = (d: string): string[] =>
+      readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.ts') && e.name !== 'cli.ts' ? [join(d, e.name)] : [],
+      );
+    const sources = walk(srcDir);
+    expect(sources.length).toBeGreaterThan(5);
+    for (const file of sources) {
+      expect(readFileSync(file, 'utf8'), file).not.toMatch(/from\s+['"](node:|http|https|net|fs|undici)['"/]/);
+    }
+  });
+});
