@@ -7,7 +7,13 @@ import type {
   MessageSink,
   SendTicket,
 } from './events.js';
-import { postStreamMachine, requestIdsOf, type PostStreamReport } from './post-stream.js';
+import {
+  postStreamMachine,
+  requestIdsOf,
+  type PostOrigin,
+  type PostStreamInput,
+  type PostStreamReport,
+} from './post-stream.js';
 import { standaloneStreamMachine, type StandaloneStreamReport } from './standalone-stream.js';
 import {
   asFailure,
@@ -42,7 +48,16 @@ export type ConnectionEvent =
 export type ConnectionEmitted =
   | { type: 'warning'; error: Error }
   | { type: 'failed'; error: McpTransportError }
-  | { type: 'closed' };
+  | { type: 'closed' }
+  /** The session was re-established (F3); IDs are fingerprints, never the IDs themselves (X1). */
+  | { type: 'session.changed'; previous: string | undefined; current: string | undefined };
+
+/** A message waiting for a session to exist again. */
+export interface QueuedSend {
+  message: JSONRPCMessage | JSONRPCMessage[];
+  ticket: SendTicket;
+  origin: PostOrigin;
+}
 
 export interface ConnectionContext extends ConnectionInput {
   sessionId: string | undefined;
@@ -51,6 +66,10 @@ export interface ConnectionContext extends ConnectionInput {
   initializeRequest: JSONRPCRequest | undefined;
   /** The server said the session is gone: no DELETE for it (F1). */
   sessionMissing: boolean;
+  /** The session that expired, while it is being replaced (for `session.changed`). */
+  expiredSessionId: string | undefined;
+  /** Messages held while the session is re-established, sent in order afterwards (F3). */
+  queue: QueuedSend[];
   /** Why the transport failed; `send()` rejects with exactly this while failed (F4). */
   error: McpTransportError | undefined;
   /** A different session ID was already reported once (H7). */
@@ -81,6 +100,19 @@ export function failureResponse(id: JSONRPCRequest['id'], error: Error): JSONRPC
   };
 }
 
+/** A short, stable, non-reversible tag for a session ID, for events and logs (X1). */
+export function fingerprint(sessionId: string | undefined): string | undefined {
+  if (sessionId === undefined) return undefined;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < sessionId.length; i++) {
+    hash ^= sessionId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return `#${hash.toString(16).padStart(8, '0')}`;
+}
+
+const noTicket: SendTicket = { accepted: () => undefined, failed: () => undefined };
+
 function freshSession(context: ConnectionContext): ConnectionContext {
   return {
     ...context,
@@ -88,8 +120,23 @@ function freshSession(context: ConnectionContext): ConnectionContext {
     protocolVersion: undefined,
     initializeRequest: undefined,
     sessionMissing: false,
+    expiredSessionId: undefined,
+    queue: [],
     error: undefined,
     sessionIdMismatchReported: false,
+  };
+}
+
+function postInput(context: ConnectionContext, send: QueuedSend): PostStreamInput {
+  const initializing = isRequest(send.message, INITIALIZE);
+  return {
+    message: send.message,
+    ticket: send.ticket,
+    origin: send.origin,
+    // H3: an initialize never carries a session or version, even stale ones.
+    sessionId: initializing ? undefined : context.sessionId,
+    protocolVersion: initializing ? undefined : context.protocolVersion,
+    options: context.options,
   };
 }
 
@@ -115,7 +162,16 @@ export const connectionMachine = setup({
     isInitializeFailure: ({ event }) =>
       (event.type === 'post.failed' || event.type === 'post.done') && isRequest(event.message, INITIALIZE),
     isInitializedAccepted: ({ event }) => event.type === 'post.done' && isRequest(event.message, INITIALIZED),
+    /** A report about the chart's own recovery POST (F3). */
+    isRecovery: ({ event }) => (event.type === 'post.done' || event.type === 'post.failed') && event.origin === 'recovery',
     isSessionMissing: ({ event }) => event.type === 'post.failed' && isSessionMissing(event.error),
+    /** F3: recover when asked to, when there is an initialize to repeat, and not for a request already repeated once. */
+    canRecover: ({ context, event }) =>
+      context.options.sessionRecovery === 'reinitialize' &&
+      context.initializeRequest !== undefined &&
+      (event.type !== 'post.failed' || event.origin === 'caller'),
+    /** A 404 met while recovering: the request waits for the new session, unless it was already repeated. */
+    canRequeue: ({ event }) => event.type === 'post.failed' && isSessionMissing(event.error) && event.origin === 'caller',
     isOtherSessionId: ({ context, event }) =>
       event.type === 'post.done' &&
       event.sessionId !== undefined &&
@@ -142,26 +198,20 @@ export const connectionMachine = setup({
         event.type === 'send' && !Array.isArray(event.message) && 'id' in event.message && 'method' in event.message
           ? event.message
           : undefined,
-      // H3: a new initialize never carries a stale session or version.
       sessionId: undefined,
       protocolVersion: undefined,
       sessionMissing: false,
     }),
     spawnPost: assign(({ context, event, spawn }) => {
       if (event.type !== 'send') return {};
-      const initializing = isRequest(event.message, INITIALIZE);
       spawn('postStream', {
         id: `post-${context.nextPostId}`,
-        input: {
-          message: event.message,
-          ticket: event.ticket,
-          sessionId: initializing ? undefined : context.sessionId,
-          protocolVersion: initializing ? undefined : context.protocolVersion,
-          options: context.options,
-        },
+        input: postInput(context, { message: event.message, ticket: event.ticket, origin: 'caller' }),
       });
       return { nextPostId: context.nextPostId + 1 };
     }),
+    /** A report's POST child is done: stop it now, since live children make every later spawn slower. */
+    stopPost: stopChild(({ event }) => (event.type === 'post.done' || event.type === 'post.failed' ? event.postId : '')),
     adoptSession: assign(({ context, event }) => {
       if (event.type !== 'post.done' || event.response === undefined || !('result' in event.response)) return {};
       const version = event.response.result.protocolVersion;
@@ -177,6 +227,13 @@ export const connectionMachine = setup({
       if (event.type !== 'post.failed') return;
       for (const id of requestIdsOf(event.message)) context.sink.deliver(failureResponse(id, event.error));
       event.ticket.failed(event.error);
+    },
+    /** Like answerFailure, with the session-expired error as the reason (its cause is the 404). */
+    answerExpired: ({ context, event }) => {
+      if (event.type !== 'post.failed') return;
+      const error: Error = context.error ?? event.error;
+      for (const id of requestIdsOf(event.message)) context.sink.deliver(failureResponse(id, error));
+      event.ticket.failed(error);
     },
     setVersion: assign({
       protocolVersion: ({ context, event }) => (event.type === 'protocolVersion.set' ? event.version : context.protocolVersion),
@@ -204,9 +261,64 @@ export const connectionMachine = setup({
       sessionMissing: true,
       error: ({ event }) =>
         new SessionExpiredError('the server no longer knows this session', {
-          cause: event.type === 'post.failed' || event.type === 'standalone.sessionMissing' ? event.error : undefined,
+          cause:
+            event.type === 'post.failed' || event.type === 'standalone.sessionMissing'
+              ? event.error
+              : event.type === 'post.done'
+                ? new ProtocolError('re-initialize was not answered with an InitializeResult')
+                : undefined,
         }),
     }),
+    /** F3: forget the expired session; the request that met the 404 waits for the new one. */
+    beginRecovery: assign(({ context, event }) => ({
+      expiredSessionId: context.sessionId,
+      sessionId: undefined,
+      sessionMissing: false,
+      queue:
+        event.type === 'post.failed'
+          ? [...context.queue, { message: event.message, ticket: event.ticket, origin: 'retry' as const }]
+          : context.queue,
+    })),
+    requeue: assign({
+      queue: ({ context, event }) =>
+        event.type === 'post.failed'
+          ? [...context.queue, { message: event.message, ticket: event.ticket, origin: 'retry' as const }]
+          : context.queue,
+    }),
+    queueSend: assign({
+      queue: ({ context, event }) =>
+        event.type === 'send' ? [...context.queue, { message: event.message, ticket: event.ticket, origin: 'caller' as const }] : context.queue,
+    }),
+    reinitialize: assign(({ context, spawn }) => {
+      if (context.initializeRequest === undefined) return {};
+      spawn('postStream', {
+        id: `post-${context.nextPostId}`,
+        input: postInput(context, { message: context.initializeRequest, ticket: noTicket, origin: 'recovery' }),
+      });
+      return { nextPostId: context.nextPostId + 1 };
+    }),
+    confirmInitialized: assign(({ context, spawn }) => {
+      spawn('postStream', {
+        id: `post-${context.nextPostId}`,
+        input: postInput(context, {
+          message: { jsonrpc: '2.0', method: INITIALIZED },
+          ticket: noTicket,
+          origin: 'recovery',
+        }),
+      });
+      return { nextPostId: context.nextPostId + 1 };
+    }),
+    /** F3: the queued messages go out in order on the new session. */
+    flushQueue: assign(({ context, spawn }) => {
+      let next = context.nextPostId;
+      for (const send of context.queue) spawn('postStream', { id: `post-${next++}`, input: postInput(context, send) });
+      return { nextPostId: next, queue: [] };
+    }),
+    emitSessionChanged: emit(({ context }) => ({
+      type: 'session.changed' as const,
+      previous: fingerprint(context.expiredSessionId),
+      current: fingerprint(context.sessionId),
+    })),
     /** Every child stops now; callers still waiting on `send()` learn why (F2). */
     stopEverything: enqueueActions(({ context, self, enqueue }) => {
       const reason = context.error ?? new TransportClosedError('transport closed');
@@ -216,14 +328,14 @@ export const connectionMachine = setup({
         ticket?.failed(reason);
         enqueue.stopChild(id);
       }
+      for (const queued of context.queue) queued.ticket.failed(reason);
+      enqueue.assign({ queue: [] });
     }),
     emitFailed: emit(({ context }) => ({
       type: 'failed' as const,
       error: context.error ?? asFailure(new Error('unknown failure')),
     })),
     emitClosed: emit({ type: 'closed' as const }),
-    /** A finished POST child is stopped at once: live children make every later spawn slower. */
-    stopPost: stopChild(({ event }) => (event.type === 'post.done' || event.type === 'post.failed' ? event.postId : '')),
     forgetError: assign({ error: undefined }),
     holdTerminateTicket: assign({
       terminateTicket: ({ event }) => (event.type === 'session.terminate' ? event.ticket : undefined),
@@ -253,6 +365,8 @@ export const connectionMachine = setup({
     protocolVersion: undefined,
     initializeRequest: undefined,
     sessionMissing: false,
+    expiredSessionId: undefined,
+    queue: [],
     error: undefined,
     sessionIdMismatchReported: false,
     nextPostId: 0,
@@ -274,6 +388,7 @@ export const connectionMachine = setup({
         'session.terminate': { actions: 'rejectSend' },
       },
     },
+    /** The initialize POST is in flight, or awaited. */
     connecting: {
       tags: ['connecting'],
       on: {
@@ -292,6 +407,7 @@ export const connectionMachine = setup({
         ],
       },
     },
+    /** InitializeResult received; waiting for notifications/initialized to be accepted. */
     initializing: {
       tags: ['connecting'],
       on: {
@@ -301,7 +417,7 @@ export const connectionMachine = setup({
           { actions: ['deliverResponse', 'stopPost'] },
         ],
         'post.failed': [
-          { guard: 'isSessionMissing', target: 'failed', actions: ['answerFailure', 'stopPost', 'expireSession'] },
+          { guard: 'isSessionMissing', target: 'failed', actions: ['stopPost', 'expireSession', 'answerExpired'] },
           { actions: ['answerFailure', 'stopPost'] },
         ],
       },
@@ -316,10 +432,10 @@ export const connectionMachine = setup({
           { actions: ['deliverResponse', 'stopPost'] },
         ],
         'post.failed': [
-          { guard: 'isSessionMissing', target: 'failed', actions: ['answerFailure', 'stopPost', 'expireSession'] },
+          { guard: 'isSessionMissing', target: 'recovering', actions: 'stopPost' },
           { actions: ['answerFailure', 'stopPost'] },
         ],
-        'standalone.sessionMissing': { target: 'failed', actions: 'expireSession' },
+        'standalone.sessionMissing': { target: 'recovering' },
       },
       states: {
         session: {
@@ -377,8 +493,59 @@ export const connectionMachine = setup({
         },
       },
     },
+    /** The server forgot the session (P8): re-establish it (F3) or fail with SessionExpiredError. */
+    recovering: {
+      always: [
+        { guard: 'canRecover', target: 'reconnecting', actions: 'beginRecovery' },
+        { target: 'failed', actions: ['expireSession', 'answerExpired'] },
+      ],
+    },
+    /** F3: a new session from the cached initialize; sends wait in the queue meanwhile. */
     reconnecting: {
       tags: ['reconnecting'],
+      initial: 'reinitializing',
+      on: {
+        send: { actions: 'queueSend' },
+        'post.done': [{ actions: ['deliverResponse', 'stopPost'] }],
+        'post.failed': [
+          { guard: 'canRequeue', actions: ['requeue', 'stopPost'] },
+          { actions: ['answerFailure', 'stopPost'] },
+        ],
+      },
+      states: {
+        reinitializing: {
+          entry: 'reinitialize',
+          on: {
+            'post.done': [
+              { guard: 'isRecovery', target: 'confirming', actions: ['adoptSession', 'stopPost'] },
+              { actions: ['deliverResponse', 'stopPost'] },
+            ],
+            'post.failed': [
+              { guard: 'isRecovery', target: '#connection.failed', actions: ['stopPost', 'expireSession'] },
+              { guard: 'canRequeue', actions: ['requeue', 'stopPost'] },
+              { actions: ['answerFailure', 'stopPost'] },
+            ],
+          },
+        },
+        confirming: {
+          entry: 'confirmInitialized',
+          on: {
+            'post.done': [
+              {
+                guard: 'isRecovery',
+                target: '#connection.open',
+                actions: ['stopPost', 'emitSessionChanged', 'flushQueue'],
+              },
+              { actions: ['deliverResponse', 'stopPost'] },
+            ],
+            'post.failed': [
+              { guard: 'isRecovery', target: '#connection.failed', actions: ['stopPost', 'expireSession'] },
+              { guard: 'canRequeue', actions: ['requeue', 'stopPost'] },
+              { actions: ['answerFailure', 'stopPost'] },
+            ],
+          },
+        },
+      },
     },
     closing: {
       tags: ['closing'],

@@ -14,9 +14,16 @@ import { reconnectDelay } from './backoff.js';
 import { isSessionMissing, StreamEndedError, toError } from './errors.js';
 
 /** One outgoing message: its POST, and the stream that carries its response. */
+/**
+ * Who a POST is for: the caller; the caller again, after a session was re-established (F3, at
+ * most once); or the chart itself, re-establishing the session.
+ */
+export type PostOrigin = 'caller' | 'retry' | 'recovery';
+
 export interface PostStreamInput {
   message: JSONRPCMessage | JSONRPCMessage[];
   ticket: SendTicket;
+  origin: PostOrigin;
   sessionId: string | undefined;
   protocolVersion: string | undefined;
   options: ChartOptions;
@@ -52,6 +59,7 @@ export type PostStreamReport =
   | {
       type: 'post.done';
       postId: string;
+      origin: PostOrigin;
       message: JSONRPCMessage | JSONRPCMessage[];
       response: JSONRPCResponse | undefined;
       sessionId: string | undefined;
@@ -59,6 +67,7 @@ export type PostStreamReport =
   | {
       type: 'post.failed';
       postId: string;
+      origin: PostOrigin;
       message: JSONRPCMessage | JSONRPCMessage[];
       ticket: SendTicket;
       error: Error;
@@ -124,6 +133,7 @@ export const postStreamMachine = setup({
     reportDone: sendParent(({ context }): PostStreamReport => ({
       type: 'post.done',
       postId: context.postId,
+      origin: context.origin,
       message: context.message,
       response: context.response,
       sessionId: context.responseSessionId,
@@ -131,6 +141,7 @@ export const postStreamMachine = setup({
     reportFailed: sendParent(({ context }): PostStreamReport => ({
       type: 'post.failed',
       postId: context.postId,
+      origin: context.origin,
       message: context.message,
       ticket: context.ticket,
       error: context.error ?? new StreamEndedError('request failed'),

@@ -7,7 +7,8 @@ test('U1: the transport is assignable to the SDK Transport', () => {
   const transport = new StreamableHTTPClientTransport(new URL('http://127.0.0.1/mcp'));
   expectTypeOf(transport).toExtend<Transport>();
   const asTransport: Transport = transport;
-  expectTypeOf(asTransport.start).returns.toEqualTypeOf<Promise<void>>();
+  expectTypeOf(asTransport).toExtend<Transport>();
+  expectTypeOf<ReturnType<StreamableHTTPClientTransport['send']>>().toEqualTypeOf<Promise<void>>();
 });
 
 test('U1: the SDK option names are accepted', () => {

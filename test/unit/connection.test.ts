@@ -347,3 +347,110 @@ describe('connection chart', () => {
     expect(actor.getSnapshot().value).toBe('connecting');
   });
 });
+
+describe('session recovery (F3)', () => {
+  const ok = (id: number) => ({ jsonrpc: '2.0' as const, id, result: {} });
+  const gone = () => new StreamableHTTPError('HTTP 404', { status: 404, sessionMissing: true });
+
+  it('F3, P8: a 404 re-initializes with the cached request, confirms it, then re-sends the call once on the new session', async () => {
+    const { io, actor, sink, emitted } = setUp({ sessionRecovery: 'reinitialize' });
+    await connect(io, actor);
+    const callTicket = ticket();
+    actor.send({ type: 'send', message: call(1), ticket: callTicket });
+    await flush();
+    io.posts[2]!.reject(gone());
+    await flush();
+    expect(actor.getSnapshot().hasTag('reconnecting')).toBe(true);
+    // Re-initialize: the cached request, without session or version (H3).
+    expect(io.posts[3]!.input).toMatchObject({ message: initializeRequest, sessionId: undefined, protocolVersion: undefined });
+    // Sends meanwhile wait.
+    const queued = ticket();
+    actor.send({ type: 'send', message: call(2), ticket: queued });
+    await flush();
+    expect(io.posts).toHaveLength(4);
+    io.posts[3]!.resolve({ kind: 'json', sessionId: 'new', response: initializeResult });
+    await flush();
+    expect(io.posts[4]!.input).toMatchObject({ message: initialized, sessionId: 'new' });
+    io.posts[4]!.resolve({ kind: 'accepted', sessionId: undefined });
+    await flush();
+    expect(actor.getSnapshot().hasTag('connected')).toBe(true);
+    // The call that met the 404 goes first, then the queued one, both on the new session.
+    expect(io.posts[5]!.input).toMatchObject({ message: call(1), sessionId: 'new' });
+    expect(io.posts[6]!.input).toMatchObject({ message: call(2), sessionId: 'new' });
+    io.posts[5]!.resolve({ kind: 'json', sessionId: 'new', response: ok(1) });
+    io.posts[6]!.resolve({ kind: 'json', sessionId: 'new', response: ok(2) });
+    await flush();
+    expect(callTicket.outcome).toBe('accepted');
+    expect(queued.outcome).toBe('accepted');
+    // The client sees only its own responses: no second InitializeResult.
+    expect(sink.delivered).toEqual([initializeResult, ok(1), ok(2)]);
+    expect(emitted).toContain('session.changed');
+    // The standalone stream reopened with the new session.
+    expect(io.gets.at(-1)!.input.sessionId).toBe('new');
+  });
+
+  it('F3: session.changed carries fingerprints, never the session IDs (X1)', async () => {
+    const { io, actor } = setUp({ sessionRecovery: 'reinitialize' });
+    const changes: unknown[] = [];
+    actor.on('session.changed', (event) => changes.push(event));
+    await connect(io, actor);
+    io.gets[0]!.reject(gone());
+    await flush();
+    io.posts[2]!.resolve({ kind: 'json', sessionId: 'new', response: initializeResult });
+    await flush();
+    io.posts[3]!.resolve({ kind: 'accepted', sessionId: undefined });
+    await flush();
+    expect(changes).toHaveLength(1);
+    expect(JSON.stringify(changes)).not.toMatch(/abc|new/);
+    const change = changes[0] as { previous: string; current: string };
+    expect(change.previous).toMatch(/^#[0-9a-f]{8}$/);
+    expect(change.current).toMatch(/^#[0-9a-f]{8}$/);
+    expect(change.previous).not.toBe(change.current);
+  });
+
+  it('F3: a re-sent request that meets 404 again fails the transport with SessionExpiredError (no loop)', async () => {
+    const { io, actor, sink } = setUp({ sessionRecovery: 'reinitialize' });
+    await connect(io, actor);
+    actor.send({ type: 'send', message: call(1), ticket: ticket() });
+    await flush();
+    io.posts[2]!.reject(gone());
+    await flush();
+    io.posts[3]!.resolve({ kind: 'json', sessionId: 'new', response: initializeResult });
+    await flush();
+    io.posts[4]!.resolve({ kind: 'accepted', sessionId: undefined });
+    await flush();
+    io.posts[5]!.reject(gone());
+    await flush();
+    expect(actor.getSnapshot().hasTag('failed')).toBe(true);
+    expect(actor.getSnapshot().context.error).toBeInstanceOf(SessionExpiredError);
+    expect(sink.delivered.at(-1)).toMatchObject({ id: 1, error: { data: { type: 'SessionExpiredError' } } });
+    expect(io.posts).toHaveLength(6);
+  });
+
+  it('F3: a failed re-initialize ends in failed with SessionExpiredError, and the waiting call is told', async () => {
+    const { io, actor, sink } = setUp({ sessionRecovery: 'reinitialize' });
+    await connect(io, actor);
+    const waiting = ticket();
+    actor.send({ type: 'send', message: call(1), ticket: waiting });
+    await flush();
+    io.posts[2]!.reject(gone());
+    await flush();
+    io.posts[3]!.reject(new StreamableHTTPError('HTTP 404', { status: 404 }));
+    await flush();
+    expect(actor.getSnapshot().hasTag('failed')).toBe(true);
+    expect(waiting.outcome).toBeInstanceOf(SessionExpiredError);
+    expect(sink.delivered.filter((m) => 'id' in m && m.id === 1)).toHaveLength(0);
+  });
+
+  it('F3: with sessionRecovery "fail" a 404 ends in failed with SessionExpiredError for that call too', async () => {
+    const { io, actor, sink } = setUp({ sessionRecovery: 'fail' });
+    await connect(io, actor);
+    const waiting = ticket();
+    actor.send({ type: 'send', message: call(1), ticket: waiting });
+    await flush();
+    io.posts[2]!.reject(gone());
+    await flush();
+    expect(waiting.outcome).toBeInstanceOf(SessionExpiredError);
+    expect(sink.delivered.at(-1)).toMatchObject({ id: 1, error: { data: { type: 'SessionExpiredError' } } });
+  });
+});

@@ -21,13 +21,17 @@ function setUp(overrides: Partial<ChartOptions> = {}, message: typeof request | 
     invoke: {
       id: 'post-1',
       src: child,
-      input: { message, ticket: sendTicket, sessionId: 's', protocolVersion: 'v', options: chartOptions(overrides) },
+      input: { message, ticket: sendTicket, origin: 'caller' as const, sessionId: 's', protocolVersion: 'v', options: chartOptions(overrides) },
     },
     on: { '*': { actions: ({ event }) => reports.push(event as PostStreamReport) } },
   });
   const actor = createActor(parent, { clock }).start();
-  const post = () => actor.getSnapshot().children['post-1'];
+  const post = (): unknown => actor.getSnapshot().children['post-1'];
   return { io, clock, reports, sendTicket, actor, post };
+}
+
+function stateOf(child: unknown): unknown {
+  return (child as { getSnapshot(): { value: unknown } } | undefined)?.getSnapshot().value;
 }
 
 describe('POST stream chart', () => {
@@ -54,7 +58,7 @@ describe('POST stream chart', () => {
     await flush();
     io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
     await flush();
-    expect(post()?.getSnapshot().value).toBe('streaming');
+    expect(stateOf(post())).toBe('streaming');
     expect(io.readers[0]!.input.requestIds).toEqual([7]);
     io.readers[0]!.send({ type: 'stream.response', response, end: streamEnd({ lastEventId: '1', progressed: true }) });
     await flush();
@@ -84,7 +88,7 @@ describe('POST stream chart', () => {
     await flush();
     io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ lastEventId: 'ev-3', progressed: true, retryMs: 500 }) });
     await flush();
-    expect(post()?.getSnapshot().value).toBe('backoff');
+    expect(stateOf(post())).toBe('backoff');
     clock.increment(499);
     await flush();
     expect(io.resumes).toHaveLength(0);
