@@ -22,6 +22,7 @@ import {
   ProtocolError,
   SessionExpiredError,
   StreamableHTTPError,
+  StreamEndedError,
   TransportClosedError,
 } from './errors.js';
 
@@ -37,7 +38,7 @@ export interface DeleteSessionInput {
 
 export type ConnectionEvent =
   | { type: 'start' }
-  | { type: 'send'; message: JSONRPCMessage | JSONRPCMessage[]; ticket: SendTicket }
+  | ({ type: 'send' } & Omit<QueuedSend, 'origin'>)
   | { type: 'protocolVersion.set'; version: string }
   | { type: 'close' }
   | { type: 'session.terminate'; ticket: SendTicket }
@@ -57,6 +58,9 @@ export interface QueuedSend {
   message: JSONRPCMessage | JSONRPCMessage[];
   ticket: SendTicket;
   origin: PostOrigin;
+  /** R10: resume an earlier stream instead of POSTing. */
+  resumptionToken?: string | undefined;
+  onResumptionToken?: ((token: string) => void) | undefined;
 }
 
 export interface ConnectionContext extends ConnectionInput {
@@ -81,21 +85,38 @@ export interface ConnectionContext extends ConnectionInput {
 
 const INITIALIZE = 'initialize';
 const INITIALIZED = 'notifications/initialized';
+const CANCELLED = 'notifications/cancelled';
 
 function isRequest(message: JSONRPCMessage | JSONRPCMessage[], method: string): boolean {
   return !Array.isArray(message) && 'method' in message && message.method === method;
 }
 
+/** The request an outgoing `notifications/cancelled` names (R8). */
+function cancelledRequestId(message: JSONRPCMessage | JSONRPCMessage[]): JSONRPCRequest['id'] | undefined {
+  if (!isRequest(message, CANCELLED) || Array.isArray(message) || !('params' in message)) return undefined;
+  const id = message.params?.requestId;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
+/** The HTTP status behind an error, looked for along its `cause` chain (a SessionExpiredError's 404). */
+function statusOf(error: unknown): number | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const status = (e as { status?: unknown }).status;
+    if (typeof status === 'number') return status;
+  }
+  return undefined;
+}
+
 /** The synthetic answer to a call that failed, so a waiting client rejects at once (P10). */
 export function failureResponse(id: JSONRPCRequest['id'], error: Error): JSONRPCResponse {
-  const status = (error as { status?: unknown }).status;
+  const status = statusOf(error);
   return {
     jsonrpc: '2.0',
     id,
     error: {
       code: -32000,
       message: error.message,
-      data: { type: error.name, ...(typeof status === 'number' ? { status } : {}) },
+      data: { type: error.name, ...(status === undefined ? {} : { status }) },
     },
   };
 }
@@ -133,6 +154,8 @@ function postInput(context: ConnectionContext, send: QueuedSend): PostStreamInpu
     message: send.message,
     ticket: send.ticket,
     origin: send.origin,
+    resumptionToken: send.resumptionToken,
+    onResumptionToken: send.onResumptionToken,
     // H3: an initialize never carries a session or version, even stale ones.
     sessionId: initializing ? undefined : context.sessionId,
     protocolVersion: initializing ? undefined : context.protocolVersion,
@@ -157,6 +180,7 @@ export const connectionMachine = setup({
   guards: {
     hasPresetSession: ({ context }) => context.options.sessionId !== undefined,
     isInitialize: ({ event }) => event.type === 'send' && isRequest(event.message, INITIALIZE),
+    isCancellation: ({ event }) => event.type === 'send' && cancelledRequestId(event.message) !== undefined,
     isInitializeResult: ({ event }) =>
       event.type === 'post.done' && isRequest(event.message, INITIALIZE) && event.response !== undefined && 'result' in event.response,
     isInitializeFailure: ({ event }) =>
@@ -206,7 +230,7 @@ export const connectionMachine = setup({
       if (event.type !== 'send') return {};
       spawn('postStream', {
         id: `post-${context.nextPostId}`,
-        input: postInput(context, { message: event.message, ticket: event.ticket, origin: 'caller' }),
+        input: postInput(context, { ...event, origin: 'caller' }),
       });
       return { nextPostId: context.nextPostId + 1 };
     }),
@@ -287,7 +311,7 @@ export const connectionMachine = setup({
     }),
     queueSend: assign({
       queue: ({ context, event }) =>
-        event.type === 'send' ? [...context.queue, { message: event.message, ticket: event.ticket, origin: 'caller' as const }] : context.queue,
+        event.type === 'send' ? [...context.queue, { ...event, origin: 'caller' as const }] : context.queue,
     }),
     reinitialize: assign(({ context, spawn }) => {
       if (context.initializeRequest === undefined) return {};
@@ -319,6 +343,25 @@ export const connectionMachine = setup({
       previous: fingerprint(context.expiredSessionId),
       current: fingerprint(context.sessionId),
     })),
+    /**
+     * R8: the caller cancelled a request: its POST stream, backoff timer and resume GET stop now,
+     * and a queued copy is dropped. The cancellation itself is still sent.
+     */
+    cancelRequest: enqueueActions(({ context, event, self, enqueue }) => {
+      if (event.type !== 'send') return;
+      const id = cancelledRequestId(event.message);
+      const cancelled = new StreamEndedError('request cancelled by the client');
+      for (const [childId, child] of Object.entries(self.getSnapshot().children)) {
+        const snapshot: unknown = child?.getSnapshot();
+        const post = (snapshot as { context?: { requestIds?: unknown; ticket?: SendTicket } } | undefined)?.context;
+        if (!Array.isArray(post?.requestIds) || !post.requestIds.includes(id)) continue;
+        post.ticket?.failed(cancelled);
+        enqueue.stopChild(childId);
+      }
+      const kept = context.queue.filter((queued) => !requestIdsOf(queued.message).includes(id as JSONRPCRequest['id']));
+      for (const dropped of context.queue) if (!kept.includes(dropped)) dropped.ticket.failed(cancelled);
+      if (kept.length !== context.queue.length) enqueue.assign({ queue: kept });
+    }),
     /** Every child stops now; callers still waiting on `send()` learn why (F2). */
     stopEverything: enqueueActions(({ context, self, enqueue }) => {
       const reason = context.error ?? new TransportClosedError('transport closed');
@@ -426,7 +469,7 @@ export const connectionMachine = setup({
       tags: ['connected'],
       type: 'parallel',
       on: {
-        send: { actions: 'spawnPost' },
+        send: [{ guard: 'isCancellation', actions: ['cancelRequest', 'spawnPost'] }, { actions: 'spawnPost' }],
         'post.done': [
           { guard: 'isOtherSessionId', actions: ['reportOtherSessionId', 'deliverResponse', 'stopPost'] },
           { actions: ['deliverResponse', 'stopPost'] },
@@ -505,7 +548,7 @@ export const connectionMachine = setup({
       tags: ['reconnecting'],
       initial: 'reinitializing',
       on: {
-        send: { actions: 'queueSend' },
+        send: [{ guard: 'isCancellation', actions: ['cancelRequest', 'queueSend'] }, { actions: 'queueSend' }],
         'post.done': [{ actions: ['deliverResponse', 'stopPost'] }],
         'post.failed': [
           { guard: 'canRequeue', actions: ['requeue', 'stopPost'] },

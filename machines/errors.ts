@@ -39,6 +39,12 @@ export class StreamableHTTPError extends McpTransportError {
 /** The server broke the protocol: a bad session ID, an unexpected content type, a bad message. */
 export class ProtocolError extends McpTransportError {}
 
+/** One server-sent event was larger than `maxMessageBytes` (S5); its stream was ended. */
+export class MessageTooLargeError extends ProtocolError {}
+
+/** A stream sent nothing for `streamIdleTimeout` ms and was treated as dropped (R9). */
+export class StreamIdleError extends McpTransportError {}
+
 /** A stream ended or broke before the response it was carrying arrived, and could not resume. */
 export class StreamEndedError extends McpTransportError {}
 

@@ -59,6 +59,10 @@ export interface ChartOptions {
   deleteTimeout: number;
   sessionRecovery: 'reinitialize' | 'fail';
   strict: boolean;
+  /** R9: a stream silent this long (ms) is treated as dropped; undefined: never. */
+  streamIdleTimeout: number | undefined;
+  /** S5: the largest single event accepted, in bytes. */
+  maxMessageBytes: number;
   /** A session ID given by the caller (the SDK's `sessionId` option): the session is resumed, not initialized. */
   sessionId: string | undefined;
   /** Source of randomness for backoff jitter, in [0, 1). */

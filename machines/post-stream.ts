@@ -1,4 +1,4 @@
-import { assign, fromCallback, fromPromise, sendParent, setup } from 'xstate';
+import { assign, fromCallback, fromPromise, sendParent, sendTo, setup } from 'xstate';
 import type {
   ChartOptions,
   GetResult,
@@ -11,9 +11,8 @@ import type {
   StreamEnd,
 } from './events.js';
 import { reconnectDelay } from './backoff.js';
-import { isSessionMissing, StreamEndedError, toError } from './errors.js';
+import { isSessionMissing, MessageTooLargeError, StreamEndedError, toError } from './errors.js';
 
-/** One outgoing message: its POST, and the stream that carries its response. */
 /**
  * Who a POST is for: the caller; the caller again, after a session was re-established (F3, at
  * most once); or the chart itself, re-establishing the session.
@@ -21,12 +20,17 @@ import { isSessionMissing, StreamEndedError, toError } from './errors.js';
 export type PostOrigin = 'caller' | 'retry' | 'recovery';
 
 export interface PostStreamInput {
+  /** The message to POST; an empty array for `resumeStream()`, which only listens. */
   message: JSONRPCMessage | JSONRPCMessage[];
   ticket: SendTicket;
   origin: PostOrigin;
   sessionId: string | undefined;
   protocolVersion: string | undefined;
   options: ChartOptions;
+  /** R10: resume an earlier stream from this event id instead of POSTing. */
+  resumptionToken?: string | undefined;
+  /** R10: told each new event id of this stream. */
+  onResumptionToken?: ((token: string) => void) | undefined;
 }
 
 export interface PostRequestInput {
@@ -47,7 +51,15 @@ export interface ReadStreamInput {
   /** Requests whose response ends this stream (empty for the standalone stream). */
   requestIds: readonly JSONRPCId[];
   lastEventId: string | undefined;
+  /** Event ids already delivered on this stream, shared by each of its readers (R7). */
+  seenIds: Set<string>;
+  /** R10: a resumed request's response may carry the id of the request that began the stream. */
+  replay: boolean;
+  onEventId: ((id: string) => void) | undefined;
 }
+
+/** Asked of a reader by the chart's idle timer (R9): was anything read since the last check? */
+export type StreamReaderCommand = { type: 'idle.check' };
 
 /** Events a stream reader sends to the chart: only what changes a decision. */
 export type StreamReaderEvent =
@@ -81,6 +93,7 @@ export interface PostStreamContext extends PostStreamInput {
   /** Session ID the server put on the POST's response, for the parent to check (H5, H7). */
   responseSessionId: string | undefined;
   lastEventId: string | undefined;
+  seenIds: Set<string>;
   retryMs: number | undefined;
   /** Reconnects made since the last progress (R5). */
   attempt: number;
@@ -98,6 +111,18 @@ const notProvided = (name: string) => () => {
   throw new Error(`actor '${name}' must be provided with machine.provide({ actors })`);
 };
 
+function readerInput(context: PostStreamContext): ReadStreamInput {
+  if (!context.stream) throw new Error('streaming without a stream');
+  return {
+    stream: context.stream,
+    requestIds: context.requestIds,
+    lastEventId: context.lastEventId,
+    seenIds: context.seenIds,
+    replay: context.resumptionToken !== undefined,
+    onEventId: context.onResumptionToken,
+  };
+}
+
 export const postStreamMachine = setup({
   types: {
     context: {} as PostStreamContext,
@@ -107,29 +132,39 @@ export const postStreamMachine = setup({
   actors: {
     postMessage: fromPromise<PostResult, PostRequestInput>(notProvided('postMessage')),
     resumeStream: fromPromise<GetResult, ResumeInput>(notProvided('resumeStream')),
-    readStream: fromCallback<{ type: 'noop' }, ReadStreamInput>(notProvided('readStream')),
+    readStream: fromCallback<StreamReaderCommand, ReadStreamInput>(notProvided('readStream')),
   },
   guards: {
+    isResumption: ({ context }) => context.resumptionToken !== undefined,
     isAccepted: ({ event }) => (event as { output?: PostResult }).output?.kind === 'accepted',
     isJson: ({ event }) => (event as { output?: PostResult }).output?.kind === 'json',
+    /** `resumeStream()` awaits no response: its stream ending is its end. */
+    awaitsNothing: ({ context }) => context.requestIds.length === 0,
     /** R1/R2: only a stream that has shown an event id can be resumed, and only within budget (R5). */
     canResume: ({ context, event }) => {
       if (event.type !== 'stream.ended') return false;
+      if (event.end.error instanceof MessageTooLargeError) return false;
       const lastEventId = event.end.lastEventId ?? context.lastEventId;
       const attempt = event.end.progressed ? 0 : context.attempt;
       return lastEventId !== undefined && attempt <= context.options.reconnection.maxRetries;
     },
+    /** R6: 429, 5xx and network errors spend the same budget; a missing session does not retry. */
     canRetry: ({ context, event }) =>
       !isSessionMissing((event as { error?: unknown }).error) &&
       context.attempt <= context.options.reconnection.maxRetries,
     gotStream: ({ event }) => (event as { output?: GetResult }).output?.kind === 'sse',
+    watchesIdle: ({ context }) => context.options.streamIdleTimeout !== undefined,
   },
   delays: {
     reconnectDelay: ({ context }) =>
       reconnectDelay(context.attempt, context.retryMs, context.options.reconnection, context.options.random),
+    streamIdleTimeout: ({ context }) => context.options.streamIdleTimeout ?? 0,
   },
   actions: {
-    acknowledge: ({ context }) => { context.ticket.accepted(); },
+    acknowledge: ({ context }) => {
+      context.ticket.accepted();
+    },
+    checkIdle: sendTo('reader', { type: 'idle.check' }),
     reportDone: sendParent(({ context }): PostStreamReport => ({
       type: 'post.done',
       postId: context.postId,
@@ -156,13 +191,17 @@ export const postStreamMachine = setup({
     stream: undefined,
     response: undefined,
     responseSessionId: undefined,
-    lastEventId: undefined,
+    lastEventId: input.resumptionToken,
+    seenIds: new Set<string>(),
     retryMs: undefined,
     attempt: 0,
     error: undefined,
   }),
-  initial: 'sending',
+  initial: 'starting',
   states: {
+    starting: {
+      always: [{ guard: 'isResumption', target: 'resuming', actions: 'acknowledge' }, { target: 'sending' }],
+    },
     sending: {
       invoke: {
         src: 'postMessage',
@@ -206,12 +245,13 @@ export const postStreamMachine = setup({
     accepted: { always: 'done' },
     json: { always: 'done' },
     streaming: {
-      invoke: {
-        src: 'readStream',
-        input: ({ context }) => {
-          if (!context.stream) throw new Error('streaming without a stream');
-          return { stream: context.stream, requestIds: context.requestIds, lastEventId: context.lastEventId };
-        },
+      invoke: { id: 'reader', src: 'readStream', input: ({ context }) => readerInput(context) },
+      initial: 'choosing',
+      states: {
+        choosing: { always: [{ guard: 'watchesIdle', target: 'watching' }, { target: 'unwatched' }] },
+        /** R9: every streamIdleTimeout ms the reader is asked whether anything arrived; a silent stream is a drop. */
+        watching: { after: { streamIdleTimeout: { target: 'watching', reenter: true, actions: 'checkIdle' } } },
+        unwatched: {},
       },
       on: {
         'stream.response': {
@@ -219,6 +259,7 @@ export const postStreamMachine = setup({
           actions: assign({ response: ({ event }) => event.response }),
         },
         'stream.ended': [
+          { guard: 'awaitsNothing', target: 'done' },
           {
             guard: 'canResume',
             target: 'backoff',
@@ -233,20 +274,24 @@ export const postStreamMachine = setup({
             target: 'failed',
             actions: assign({
               error: ({ event }) =>
-                new StreamEndedError(
-                  event.end.lastEventId === undefined
-                    ? 'request ended without a response'
-                    : 'request stream could not be resumed',
-                  { cause: event.end.error },
-                ),
+                event.end.error instanceof MessageTooLargeError
+                  ? event.end.error
+                  : new StreamEndedError(
+                      event.end.lastEventId === undefined
+                        ? 'request ended without a response'
+                        : 'request stream could not be resumed',
+                      { cause: event.end.error },
+                    ),
             }),
           },
         ],
       },
     },
+    /** R4: the stream's own retry value, else exponential backoff with jitter. */
     backoff: {
       after: { reconnectDelay: 'resuming' },
     },
+    /** R1: GET with Last-Event-ID; the request is never POSTed again. */
     resuming: {
       invoke: {
         src: 'resumeStream',
@@ -265,7 +310,9 @@ export const postStreamMachine = setup({
             target: 'failed',
             actions: assign({
               error: ({ event }) =>
-                new StreamEndedError(`request stream cannot be resumed (status ${event.output.kind === 'unsupported' ? event.output.status : '?'})`),
+                new StreamEndedError(
+                  `request stream cannot be resumed: the server refused the GET${event.output.kind === 'unsupported' ? ` (HTTP ${event.output.status})` : ''}`,
+                ),
             }),
           },
         ],

@@ -1,6 +1,6 @@
-import { assign, fromCallback, fromPromise, sendParent, setup } from 'xstate';
+import { assign, fromCallback, fromPromise, sendParent, sendTo, setup } from 'xstate';
 import type { ChartOptions, GetResult, OpenStream } from './events.js';
-import type { ReadStreamInput, StreamReaderEvent } from './post-stream.js';
+import type { ReadStreamInput, StreamReaderCommand, StreamReaderEvent } from './post-stream.js';
 import { reconnectDelay } from './backoff.js';
 import { isSessionMissing, toError } from './errors.js';
 
@@ -22,6 +22,7 @@ export type StandaloneStreamReport = { type: 'standalone.sessionMissing'; error:
 export interface StandaloneStreamContext extends StandaloneStreamInput {
   stream: OpenStream | undefined;
   lastEventId: string | undefined;
+  seenIds: Set<string>;
   retryMs: number | undefined;
   /** Reconnects made since the last progress (R5); past the budget the stream waits at the ceiling (G5). */
   attempt: number;
@@ -40,16 +41,18 @@ export const standaloneStreamMachine = setup({
   },
   actors: {
     openStandalone: fromPromise<GetResult, OpenStandaloneInput>(notProvided('openStandalone')),
-    readStream: fromCallback<{ type: 'noop' }, ReadStreamInput>(notProvided('readStream')),
+    readStream: fromCallback<StreamReaderCommand, ReadStreamInput>(notProvided('readStream')),
   },
   guards: {
     gotStream: ({ event }) => (event as { output?: GetResult }).output?.kind === 'sse',
     isSessionMissing: ({ event }) => isSessionMissing((event as { error?: unknown }).error),
     withinBudget: ({ context }) => context.attempt <= context.options.reconnection.maxRetries,
+    watchesIdle: ({ context }) => context.options.streamIdleTimeout !== undefined,
   },
   delays: {
     reconnectDelay: ({ context }) =>
       reconnectDelay(context.attempt, context.retryMs, context.options.reconnection, context.options.random),
+    streamIdleTimeout: ({ context }) => context.options.streamIdleTimeout ?? 0,
     ceilingDelay: ({ context }) => context.retryMs ?? context.options.reconnection.maxReconnectionDelay,
   },
   actions: {
@@ -57,6 +60,7 @@ export const standaloneStreamMachine = setup({
       type: 'standalone.sessionMissing',
       error: toError((event as { error?: unknown }).error),
     })),
+    checkIdle: sendTo('reader', { type: 'idle.check' }),
     countAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
   },
 }).createMachine({
@@ -65,6 +69,7 @@ export const standaloneStreamMachine = setup({
     ...input,
     stream: undefined,
     lastEventId: undefined,
+    seenIds: new Set<string>(),
     retryMs: undefined,
     attempt: 0,
     lastError: undefined,
@@ -98,11 +103,26 @@ export const standaloneStreamMachine = setup({
     },
     listening: {
       invoke: {
+        id: 'reader',
         src: 'readStream',
         input: ({ context }) => {
           if (!context.stream) throw new Error('listening without a stream');
-          return { stream: context.stream, requestIds: [], lastEventId: context.lastEventId };
+          return {
+            stream: context.stream,
+            requestIds: [],
+            lastEventId: context.lastEventId,
+            seenIds: context.seenIds,
+            replay: false,
+            onEventId: undefined,
+          };
         },
+      },
+      initial: 'choosing',
+      states: {
+        choosing: { always: [{ guard: 'watchesIdle', target: 'watching' }, { target: 'unwatched' }] },
+        /** R9: a silent stream is asked about every streamIdleTimeout ms, and treated as dropped. */
+        watching: { after: { streamIdleTimeout: { target: 'watching', reenter: true, actions: 'checkIdle' } } },
+        unwatched: {},
       },
       on: {
         'stream.ended': {

@@ -1,7 +1,13 @@
 import { fromCallback, fromPromise } from 'xstate';
 import type { GetResult, MessageSink, PostResult } from '../machines/events.js';
 import type { DeleteSessionInput } from '../machines/connection.js';
-import type { PostRequestInput, ReadStreamInput, ResumeInput, StreamReaderEvent } from '../machines/post-stream.js';
+import type {
+  PostRequestInput,
+  ReadStreamInput,
+  ResumeInput,
+  StreamReaderCommand,
+  StreamReaderEvent,
+} from '../machines/post-stream.js';
 import type { OpenStandaloneInput } from '../machines/standalone-stream.js';
 import type { HttpClient } from './http/client.js';
 import { deleteSession, openEventStream, postMessage, type ExchangeOptions } from './http/exchanges.js';
@@ -17,11 +23,17 @@ export function createIoActors(http: HttpClient, sink: MessageSink, options: Exc
     openStandalone: fromPromise<GetResult, OpenStandaloneInput>(({ input, signal }) =>
       openEventStream(http, sink, input, signal),
     ),
-    readStream: fromCallback<{ type: 'noop' }, ReadStreamInput>(({ input, sendBack }) =>
-      readEventStream({ ...input, sink }, (event: StreamReaderEvent) => {
+    readStream: fromCallback<StreamReaderCommand, ReadStreamInput>(({ input, sendBack, receive }) => {
+      const reader = readEventStream({ ...input, sink, maxMessageBytes: options.maxMessageBytes }, (event: StreamReaderEvent) => {
         sendBack(event);
-      }),
-    ),
+      });
+      receive((command) => {
+        reader.command(command);
+      });
+      return () => {
+        reader.stop();
+      };
+    }),
     deleteSession: fromPromise<{ status: number }, DeleteSessionInput>(({ input, signal }) =>
       deleteSession(http, input, signal),
     ),

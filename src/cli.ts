@@ -10,6 +10,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { inspect } from 'node:util';
 import type { AnyActorRef, StateValue } from 'xstate';
 import { StreamableHTTPClientTransport } from './index.js';
 import { startServer, type TestServer } from '../test/support/mcp-server.js';
@@ -105,12 +106,13 @@ function watch(transport: StreamableHTTPClientTransport) {
 function newClient(): Client {
   const client = new Client({ name: 'mcp-xstate-transport-cli', version: '0.1.0' }, { capabilities: {} });
   client.onerror = (error) => {
-    log('warning', error.message);
+    log('warning', describe(error));
   };
   return client;
 }
 
 async function demo(): Promise<void> {
+  console.log('demo: the SDK Client, through this transport, against the SDK server on 127.0.0.1');
   let server: TestServer | undefined = await startServer();
   try {
     log('server', `the SDK's McpServer listening on ${server.url.href}`);
@@ -185,16 +187,19 @@ async function connect(url: string): Promise<void> {
     }
   } finally {
     await within(client.close(), stepTimeoutMs, 'close');
-    log('closed', '');
+    log('closed', 'the transport is closed');
   }
 }
 
 const usage = 'usage: tsx src/cli.ts demo | tsx src/cli.ts connect <url>';
 
+/** The error and its causes, outermost first. */
 function describe(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error ? ` (cause: ${error.cause.message})` : '';
-  return `${error.message}${cause}`;
+  const parts: string[] = [];
+  for (let e: unknown = error; e !== undefined && parts.length < 4; e = e instanceof Error ? e.cause : undefined) {
+    parts.push(e instanceof Error ? e.message : inspect(e));
+  }
+  return parts.join(' ← ');
 }
 
 async function run(args: string[]): Promise<void> {

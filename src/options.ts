@@ -29,6 +29,10 @@ export interface StreamableHTTPClientTransportOptions {
   sessionRecovery?: 'reinitialize' | 'fail' | undefined;
   /** Treat a lenient case as an error: e.g. 200 to a notification (P1). Default false. */
   strict?: boolean | undefined;
+  /** Treat a stream that sends nothing (not even a comment) for this many ms as dropped, and resume it (R9). Default off. */
+  streamIdleTimeout?: number | undefined;
+  /** The largest single server-sent event accepted, in bytes (S5). Default 16 MiB. */
+  maxMessageBytes?: number | undefined;
   /** An XState inspection observer, e.g. from `@statelyai/inspect` (U4). */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined;
 }
@@ -49,6 +53,8 @@ export function resolveChartOptions(options: StreamableHTTPClientTransportOption
     deleteTimeout: options.deleteTimeout ?? 5_000,
     sessionRecovery: options.sessionRecovery ?? 'reinitialize',
     strict: options.strict ?? false,
+    streamIdleTimeout: options.streamIdleTimeout,
+    maxMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
     sessionId: options.sessionId,
     random: Math.random,
   };

@@ -5,10 +5,20 @@ import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/events.js';
 import { InvalidMessageError, McpTransportError } from '../machines/errors.js';
 import { createIoActors } from './actors.js';
+import type { ExchangeOptions } from './http/exchanges.js';
 import { HttpClient } from './http/client.js';
 import { baseHeaders } from './http/headers.js';
 import { resolveChartOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
+
+/** The SDK's send options (`TransportSendOptions`). */
+export interface SendOptions {
+  relatedRequestId?: string | number | undefined;
+  /** R10: resume the stream of an earlier request from this event id instead of POSTing. */
+  resumptionToken?: string | undefined;
+  /** R10: told each new event id of this message's stream. */
+  onresumptiontoken?: ((token: string) => void) | undefined;
+}
 
 /** Protocol revision that allowed JSON-RPC batches (H1). */
 const batchingProtocol = '2025-03-26';
@@ -31,8 +41,8 @@ function ticketFor(resolve: () => void, reject: (error: Error) => void): SendTic
 }
 
 /** The connection chart with this transport's I/O provided. */
-export function createConnectionMachine(http: HttpClient, sink: MessageSink, strict: boolean): ConnectionMachine {
-  const io = createIoActors(http, sink, { strict });
+export function createConnectionMachine(http: HttpClient, sink: MessageSink, options: ExchangeOptions): ConnectionMachine {
+  const io = createIoActors(http, sink, options);
   return connectionMachine.provide({
     actors: {
       postStream: postStreamMachine.provide({
@@ -73,7 +83,7 @@ export class StreamableHTTPClientTransport {
       deliver: (message) => this.onmessage?.(message),
       warn: (error) => this.onerror?.(error),
     };
-    this.actor = createActor(createConnectionMachine(this.http, sink, chartOptions.strict), {
+    this.actor = createActor(createConnectionMachine(this.http, sink, chartOptions), {
       input: { options: chartOptions, sink },
       ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
     });
@@ -102,17 +112,25 @@ export class StreamableHTTPClientTransport {
    * when its response began); rejects when the call failed, after the pending request was
    * answered with a synthetic error (P10).
    */
-  send(message: JSONRPCMessage | JSONRPCMessage[], _options?: { resumptionToken?: string | undefined; onresumptiontoken?: ((token: string) => void) | undefined; relatedRequestId?: string | number | undefined }): Promise<void> {
+  send(message: JSONRPCMessage | JSONRPCMessage[], options?: SendOptions): Promise<void> {
     if (Array.isArray(message)) {
       for (const item of message) {
         const invalid = this.invalid(item);
         if (invalid) return Promise.reject(invalid);
       }
-      if (this.protocolVersion === batchingProtocol) return this.dispatch(message);
-      return Promise.all(message.map((item) => this.dispatch(item))).then(() => undefined);
+      if (this.protocolVersion === batchingProtocol) return this.dispatch(message, options);
+      return Promise.all(message.map((item) => this.dispatch(item, options))).then(() => undefined);
     }
     const invalid = this.invalid(message);
-    return invalid ? Promise.reject(invalid) : this.dispatch(message);
+    return invalid ? Promise.reject(invalid) : this.dispatch(message, options);
+  }
+
+  /**
+   * R10: re-open an interrupted stream from `lastEventId` (GET with Last-Event-ID) and deliver
+   * what it carries; resolves once the GET is under way.
+   */
+  resumeStream(lastEventId: string, options?: { onresumptiontoken?: ((token: string) => void) | undefined }): Promise<void> {
+    return this.dispatch([], { resumptionToken: lastEventId, onresumptiontoken: options?.onresumptiontoken });
   }
 
   /** Ends the session (DELETE, F1) and everything running; idempotent (F2). */
@@ -146,9 +164,15 @@ export class StreamableHTTPClientTransport {
     this.actor.send({ type: 'protocolVersion.set', version });
   }
 
-  private dispatch(message: JSONRPCMessage | JSONRPCMessage[]): Promise<void> {
+  private dispatch(message: JSONRPCMessage | JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.actor.send({ type: 'send', message, ticket: ticketFor(resolve, reject) });
+      this.actor.send({
+        type: 'send',
+        message,
+        ticket: ticketFor(resolve, reject),
+        resumptionToken: options?.resumptionToken,
+        onResumptionToken: options?.onresumptiontoken,
+      });
     });
   }
 

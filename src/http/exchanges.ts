@@ -16,6 +16,7 @@ const errorBodyLimit = 64 * 1024;
 
 export interface ExchangeOptions {
   strict: boolean;
+  maxMessageBytes: number;
 }
 
 function networkError(error: unknown, what: string): Error {

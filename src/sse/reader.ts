@@ -1,32 +1,42 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { JSONRPCId, MessageSink, OpenStream, StreamEnd } from '../../machines/events.js';
-import type { StreamReaderEvent } from '../../machines/post-stream.js';
+import type { MessageSink, StreamEnd } from '../../machines/events.js';
+import type { ReadStreamInput, StreamReaderCommand, StreamReaderEvent } from '../../machines/post-stream.js';
 import { clampRetry } from '../../machines/backoff.js';
-import { ProtocolError, toError } from '../../machines/errors.js';
+import { MessageTooLargeError, ProtocolError, StreamIdleError, toError } from '../../machines/errors.js';
 import { cut, isResponse, validateMessage } from '../schema.js';
 
-export interface ReaderOptions {
-  stream: OpenStream;
-  requestIds: readonly JSONRPCId[];
-  lastEventId: string | undefined;
+export interface ReaderOptions extends ReadStreamInput {
   sink: MessageSink;
-  /** Called with each new event id (resumption tokens, R10). */
-  onEventId?: ((id: string) => void) | undefined;
+  /** S5: the largest single event, in bytes. */
+  maxMessageBytes: number;
+}
+
+/** How many delivered event ids a stream remembers to drop replays (R7); older ones are forgotten. */
+const rememberedIds = 1024;
+
+export interface StreamReader {
+  /** Answers the chart's commands (R9's idle check). */
+  command(command: StreamReaderCommand): void;
+  /** Cancels the body (P4: a finished stream is cancelled, not drained) and releases the request. */
+  stop(): void;
 }
 
 /**
  * Reads one event-stream body. Every message goes straight to the sink (the data plane); the
  * chart hears once, at the end: the response that finished the stream, or how it ended.
- * Returns the cleanup that cancels the body (P4: a finished stream is cancelled, not drained).
  */
-export function readEventStream(options: ReaderOptions, report: (event: StreamReaderEvent) => void): () => void {
-  const { stream, requestIds, sink } = options;
+export function readEventStream(options: ReaderOptions, report: (event: StreamReaderEvent) => void): StreamReader {
+  const { stream, requestIds, sink, seenIds, maxMessageBytes } = options;
   const reader = stream.body.getReader();
   const decoder = new TextDecoder();
   let lastEventId = options.lastEventId;
   let progressed = false;
   let retryMs: number | undefined;
-  /** Set once: by the response, the end of the body, or cleanup (read through a function so TS does not narrow it). */
+  /** Bytes read since the last dispatched event: the size of the event being received (S5). */
+  let pendingBytes = 0;
+  /** Anything read since the chart's last idle check (R9). */
+  let active = true;
+  /** Set once: by the response, the end of the body, or stop (read through a function so TS does not narrow it). */
   let finished = false;
   const isFinished = () => finished;
 
@@ -36,13 +46,20 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
     finished = true;
     // The SDK's Protocol runs notification handlers a microtask late but responses at once:
     // report one microtask later so the messages already delivered are handled first.
-    queueMicrotask(() => { report(event); });
+    queueMicrotask(() => {
+      report(event);
+    });
   };
 
   const parser = createParser({
     onEvent(event: EventSourceMessage) {
+      pendingBytes = 0;
       if (finished) return;
-      if (event.id !== undefined && event.id !== lastEventId) {
+      if (event.id !== undefined && event.id !== '') {
+        // R7: a replayed event already delivered on this stream is not delivered again.
+        if (seenIds.has(event.id)) return;
+        seenIds.add(event.id);
+        if (seenIds.size > rememberedIds) seenIds.delete(seenIds.values().next().value as string);
         lastEventId = event.id;
         progressed = true;
         options.onEventId?.(event.id);
@@ -63,10 +80,17 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
       }
       progressed = true;
       const message = checked.message;
-      if (requestIds.length > 0 && isResponse(message) && message.id != null && requestIds.includes(message.id)) {
-        // The response ends the stream; the chart delivers it after any decision it implies.
-        finish({ type: 'stream.response', response: message, end: end(undefined) });
-        return;
+      if (requestIds.length > 0 && isResponse(message)) {
+        const first = requestIds[0];
+        if (options.replay && first !== undefined && message.id != null && !requestIds.includes(message.id)) {
+          // R10: a resumed request's response carries the id of the request that began the stream.
+          message.id = first;
+        }
+        if (message.id != null && requestIds.includes(message.id)) {
+          // The response ends the stream; the chart delivers it after any decision it implies.
+          finish({ type: 'stream.response', response: message, end: end(undefined) });
+          return;
+        }
       }
       sink.deliver(message);
     },
@@ -81,8 +105,16 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
         const { value, done } = await reader.read();
         if (finished) return;
         if (done) break;
+        active = true;
+        pendingBytes += value.byteLength;
         parser.feed(decoder.decode(value, { stream: true }));
         if (isFinished()) return;
+        if (pendingBytes > maxMessageBytes) {
+          const error = new MessageTooLargeError(`a server-sent event exceeded maxMessageBytes (${maxMessageBytes} bytes); stream ended`);
+          sink.warn(error);
+          finish({ type: 'stream.ended', end: end(error) });
+          return;
+        }
       }
       parser.feed(decoder.decode());
       finish({ type: 'stream.ended', end: end(undefined) });
@@ -92,9 +124,20 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
   };
   void pump();
 
-  return () => {
-    finished = true;
-    reader.cancel().catch(() => undefined);
-    stream.release();
+  return {
+    command() {
+      if (finished) return;
+      if (active) {
+        active = false;
+        return;
+      }
+      finish({ type: 'stream.ended', end: end(new StreamIdleError('stream sent nothing within streamIdleTimeout; treating it as dropped')) });
+      reader.cancel().catch(() => undefined);
+    },
+    stop() {
+      finished = true;
+      reader.cancel().catch(() => undefined);
+      stream.release();
+    },
   };
 }

@@ -8,7 +8,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ListRootsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '../../src/index.js';
 import { startServer, type LoggedRequest, type TestServer } from '../support/mcp-server.js';
-import { closedPort, header, idOf, newClient, recordingFetch, textOf } from '../support/harness.js';
+import { closedPort, header, newClient, recordingFetch, signal, textOf } from '../support/harness.js';
 
 const modes = [
   { mode: 'JSON, stateful', sse: false, stateful: true },
@@ -203,13 +203,11 @@ describe('SSE, stateful', { timeout: 5_000 }, () => {
   it('P10, F5: a failed call does not wait for, nor poison, a call still in flight on its own stream', async () => {
     const server = await serve({ sse: true, stateful: true });
     const client = newClient({ roots: {} });
-    let release = () => undefined as void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    let entered = () => undefined as void;
-    const inHandler = new Promise<void>((resolve) => (entered = resolve));
+    const gate = signal();
+    const inHandler = signal();
     client.setRequestHandler(ListRootsRequestSchema, async () => {
-      entered();
-      await gate;
+      inHandler.fire();
+      await gate.promise;
       return { roots: [] };
     });
     const { transport } = await connectClient(server, {}, client);
@@ -217,11 +215,11 @@ describe('SSE, stateful', { timeout: 5_000 }, () => {
 
     // The roots tool is held open by the client's own handler until the gate opens.
     const inFlight = client.callTool({ name: 'roots' });
-    await inHandler;
+    await inHandler.promise;
     const error = await rejection(client.callTool({ name: 'echo', arguments: { text: 'fail' } }));
     expect((error as McpError).data).toMatchObject({ status: 503 });
 
-    release();
+    gate.fire();
     expect(textOf(await inFlight)).toBe('[]');
     expect(transport.actor.getSnapshot().hasTag('connected')).toBe(true);
   });
@@ -253,6 +251,6 @@ describe('a server that is not there', { timeout: 5_000 }, () => {
       chain = chain.cause;
     }
     expect(links).toContain(sent);
-    expect(idOf(send.mock.calls[0]?.[0])).toBe(0);
+    expect(send.mock.calls[0]?.[0]).toMatchObject({ method: 'initialize' });
   });
 });

@@ -4,10 +4,11 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { createHook } from 'node:async_hooks';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { StreamableHTTPClientTransport, type FetchLike, type StreamableHTTPClientTransportOptions } from '../../src/index.js';
-import type { LoggedRequest, TestServer } from './mcp-server.js';
+import type { FetchLike, StreamableHTTPClientTransport } from '../../src/index.js';
+import type { LoggedRequest } from './mcp-server.js';
 
 /** The fetch the process had before any test replaced or spied on it. */
 export const realFetch: typeof globalThis.fetch = globalThis.fetch.bind(globalThis);
@@ -96,6 +97,15 @@ export function recordingFetch(options: { route?: (call: FetchCall) => string | 
   };
 }
 
+/** A one-shot signal: `promise` settles once `fire()` was called. */
+export function signal(): { promise: Promise<void>; fire: () => void } {
+  let fire: () => void = () => undefined;
+  const promise = new Promise<void>((resolve) => {
+    fire = resolve;
+  });
+  return { promise, fire };
+}
+
 /** Waits (bounded) until `condition` holds; throws with `what` if it never does. */
 export async function until(condition: () => boolean, what: string, tries = 200): Promise<void> {
   for (let i = 0; i < tries; i++) {
@@ -108,18 +118,6 @@ export async function until(condition: () => boolean, what: string, tries = 200)
 /** A client with the given capabilities (none by default). */
 export function newClient(capabilities: ClientCapabilities = {}): Client {
   return new Client({ name: 'integration-test', version: '1.0.0' }, { capabilities });
-}
-
-/** A transport for `server`, and an SDK Client connected over it. */
-export async function connect(
-  server: TestServer,
-  options: StreamableHTTPClientTransportOptions = {},
-  capabilities: ClientCapabilities = {},
-): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-  const transport = new StreamableHTTPClientTransport(server.url, options);
-  const client = newClient(capabilities);
-  await client.connect(transport);
-  return { client, transport };
 }
 
 /** Names of the chart's running child actors (POST streams, the standalone stream, a DELETE). */
@@ -143,17 +141,17 @@ export function textOf(result: unknown): string | undefined {
   return undefined;
 }
 
-/** The `id` of a logged JSON-RPC body, if any. */
-export function idOf(body: unknown): unknown {
-  return typeof body === 'object' && body !== null && 'id' in body ? body.id : undefined;
-}
-
 /** A port on 127.0.0.1 where nothing listens (a listener was opened there and closed). */
 export async function closedPort(): Promise<number> {
   const listener = createServer();
   await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
   const port = (listener.address() as AddressInfo).port;
-  await new Promise<void>((resolve, reject) => listener.close((error) => (error ? reject(error) : resolve())));
+  await new Promise<void>((resolve, reject) => {
+    listener.close((error) => {
+      if (error) reject(error);
+      else resolve();
+    });
+  });
   return port;
 }
 
@@ -172,4 +170,43 @@ export function surplusOver(baseline: Map<string, number>): Record<string, numbe
     if (extra > 0) surplus[kind] = extra;
   }
   return surplus;
+}
+
+/** The parts of Node's `Timeout` object the timer tracker reads. */
+interface NodeTimeout {
+  hasRef(): boolean;
+  _destroyed?: boolean;
+  _idleTimeout?: number;
+}
+
+/**
+ * Records every timer created from now on, so a test can tell which of them are still pending
+ * and keeping the process alive (ref'd, neither fired nor cleared). Counting kinds in
+ * `process.getActiveResourcesInfo()` alone can hide a new timer behind one that ended meanwhile.
+ */
+export function trackTimers(): { pending(): string[]; stop(): void } {
+  const timers: { timer: NodeTimeout; origin: string }[] = [];
+  const hook = createHook({
+    init(_id, type, _trigger, resource) {
+      if (type !== 'Timeout') return;
+      const origin = (new Error().stack ?? '')
+        .split('\n')
+        .slice(1)
+        .map((line) => line.trim())
+        .filter((line) => !line.includes('node:internal') && !line.includes('node:timers') && !line.includes('harness.ts'))
+        .slice(0, 4)
+        .join(' < ');
+      timers.push({ timer: resource as NodeTimeout, origin });
+    },
+  });
+  hook.enable();
+  return {
+    pending: () =>
+      timers
+        .filter(({ timer }) => timer._destroyed !== true && timer.hasRef())
+        .map(({ timer, origin }) => `${String(timer._idleTimeout)} ms: ${origin}`),
+    stop: () => {
+      hook.disable();
+    },
+  };
 }

@@ -129,7 +129,11 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const ended = new Promise<void>((resolve) => res.once('close', () => resolve()));
+    const ended = new Promise<void>((resolve) => {
+      res.once('close', () => {
+        resolve();
+      });
+    });
     const body = req.method === 'POST' ? await readBody(req) : undefined;
     const entry: LoggedRequest = { method: req.method ?? '', headers: req.headers, body, rpc: rpcOf(body), ended };
     requests.push(entry);
@@ -210,7 +214,9 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       const seen = requests.find(match);
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('waitFor: no matching request')), timeoutMs);
+        const timer = setTimeout(() => {
+          reject(new Error('waitFor: no matching request'));
+        }, timeoutMs);
         waiters.push({
           match,
           resolve: (r) => {
@@ -226,7 +232,11 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
         await server.close();
       }
       http.closeAllConnections();
-      await new Promise<void>((resolve) => http.close(() => resolve()));
+      await new Promise<void>((resolve) => {
+        http.close(() => {
+          resolve();
+        });
+      });
     },
   };
 }

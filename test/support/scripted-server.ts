@@ -341,7 +341,11 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
       timers.clear();
       for (const socket of sockets) socket.destroy();
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+      });
     },
   };
 }

@@ -6,6 +6,7 @@ import {
   type PostRequestInput,
   type ReadStreamInput,
   type ResumeInput,
+  type StreamReaderCommand,
   type StreamReaderEvent,
 } from '../../machines/post-stream.js';
 import { standaloneStreamMachine, type OpenStandaloneInput } from '../../machines/standalone-stream.js';
@@ -32,6 +33,7 @@ export interface FakeReader {
   input: ReadStreamInput;
   send: (event: StreamReaderEvent) => void;
   stopped: boolean;
+  commands: string[];
 }
 
 export function fakeIo() {
@@ -52,14 +54,16 @@ export function fakeIo() {
     resumeStream: pending(resumes),
     openStandalone: pending(gets),
     deleteSession: pending(deletes),
-    readStream: fromCallback<{ type: 'noop' }, ReadStreamInput>(({ input, sendBack }) => {
+    readStream: fromCallback<StreamReaderCommand, ReadStreamInput>(({ input, sendBack, receive }) => {
       const reader: FakeReader = {
         input,
         send: (event) => {
           sendBack(event);
         },
         stopped: false,
+        commands: [],
       };
+      receive((command) => reader.commands.push(command.type));
       readers.push(reader);
       return () => {
         reader.stopped = true;
@@ -93,6 +97,8 @@ export function chartOptions(overrides: Partial<ChartOptions> = {}): ChartOption
     deleteTimeout: 5_000,
     sessionRecovery: 'fail',
     strict: false,
+    streamIdleTimeout: undefined,
+    maxMessageBytes: 16 * 1024 * 1024,
     sessionId: undefined,
     random: () => 0,
     ...overrides,

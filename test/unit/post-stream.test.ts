@@ -58,7 +58,7 @@ describe('POST stream chart', () => {
     await flush();
     io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
     await flush();
-    expect(stateOf(post())).toBe('streaming');
+    expect(stateOf(post())).toEqual({ streaming: 'unwatched' });
     expect(io.readers[0]!.input.requestIds).toEqual([7]);
     io.readers[0]!.send({ type: 'stream.response', response, end: streamEnd({ lastEventId: '1', progressed: true }) });
     await flush();
@@ -108,5 +108,80 @@ describe('POST stream chart', () => {
     await flush();
     expect(reports[0]).toMatchObject({ type: 'post.failed', postId: 'post-1' });
     expect(sendTicket.outcome).toBe('pending');
+  });
+});
+
+describe('POST stream chart: idle streams and resumption tokens', () => {
+  it('R9: with streamIdleTimeout the chart asks the reader every period whether anything arrived', async () => {
+    const { io, clock } = setUp({ streamIdleTimeout: 1_000 });
+    await flush();
+    io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
+    await flush();
+    clock.increment(999);
+    expect(io.readers[0]!.commands).toEqual([]);
+    clock.increment(1);
+    clock.increment(1_000);
+    expect(io.readers[0]!.commands).toEqual(['idle.check', 'idle.check']);
+  });
+
+  it('R9: an idle drop after an event id resumes like any other drop', async () => {
+    const { io, clock } = setUp({ streamIdleTimeout: 1_000 });
+    await flush();
+    io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
+    await flush();
+    io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ lastEventId: '9', progressed: true, error: new Error('idle') }) });
+    await flush();
+    clock.increment(1_000);
+    await flush();
+    expect(io.resumes[0]!.input.lastEventId).toBe('9');
+  });
+
+  it('R10: a send with a resumption token resumes with GET from that token and never POSTs', async () => {
+    const io = fakeIo();
+    const clock = new SimulatedClock();
+    const tokens: string[] = [];
+    const sendTicket = ticket();
+    const child = postStreamMachine.provide({
+      actors: { postMessage: io.actors.postMessage, resumeStream: io.actors.resumeStream, readStream: io.actors.readStream },
+    });
+    createActor(child, {
+      clock,
+      input: {
+        message: request,
+        ticket: sendTicket,
+        origin: 'caller',
+        sessionId: 's',
+        protocolVersion: 'v',
+        options: chartOptions(),
+        resumptionToken: 'tok-4',
+        onResumptionToken: (token) => tokens.push(token),
+      },
+    }).start();
+    await flush();
+    expect(io.posts).toHaveLength(0);
+    expect(sendTicket.outcome).toBe('accepted');
+    expect(io.resumes[0]!.input.lastEventId).toBe('tok-4');
+    io.resumes[0]!.resolve({ kind: 'sse', stream: openStream() });
+    await flush();
+    expect(io.readers[0]!.input).toMatchObject({ lastEventId: 'tok-4', replay: true });
+    io.readers[0]!.input.onEventId?.('tok-5');
+    expect(tokens).toEqual(['tok-5']);
+  });
+
+  it('R5: more than maxRetries reconnects without progress end the stream: exactly maxRetries + 1 GETs', async () => {
+    const { io, clock, reports } = setUp({ reconnection: { initialReconnectionDelay: 10, reconnectionDelayGrowFactor: 1, maxReconnectionDelay: 10, maxRetries: 3, jitter: false } });
+    await flush();
+    io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
+    await flush();
+    io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ lastEventId: '1', progressed: true }) });
+    await flush();
+    for (let i = 0; i < 10 && reports.length === 0; i++) {
+      clock.increment(10);
+      await flush();
+      io.resumes.at(-1)?.reject(new Error('connection refused'));
+      await flush();
+    }
+    expect(io.resumes).toHaveLength(4);
+    expect(reports[0]).toMatchObject({ type: 'post.failed' });
   });
 });

@@ -16,11 +16,19 @@ function body(chunks: (string | Uint8Array)[]): ReadableStream<Uint8Array> {
   });
 }
 
-function read(chunks: (string | Uint8Array)[], requestIds: JSONRPCId[] = [], lastEventId?: string) {
+interface ReadOptions {
+  requestIds?: JSONRPCId[];
+  seenIds?: Set<string>;
+  replay?: boolean;
+  maxMessageBytes?: number;
+  onEventId?: (id: string) => void;
+}
+
+function read(chunks: (string | Uint8Array)[], options: ReadOptions = {}) {
   const sink = recordingSink();
   let released = false;
   return new Promise<{ event: StreamReaderEvent; sink: typeof sink; released: () => boolean }>((resolve) => {
-    const stop = readEventStream(
+    const reader = readEventStream(
       {
         stream: {
           body: body(chunks),
@@ -28,12 +36,16 @@ function read(chunks: (string | Uint8Array)[], requestIds: JSONRPCId[] = [], las
             released = true;
           },
         },
-        requestIds,
-        lastEventId,
+        requestIds: options.requestIds ?? [],
+        lastEventId: undefined,
+        seenIds: options.seenIds ?? new Set(),
+        replay: options.replay ?? false,
+        onEventId: options.onEventId,
+        maxMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
         sink,
       },
       (event) => {
-        stop();
+        reader.stop();
         resolve({ event, sink, released: () => released });
       },
     );
@@ -93,7 +105,7 @@ describe('SSE reader', () => {
       `id: 1\ndata: ${note(1)}\n\n`,
       `id: 2\ndata: {"jsonrpc":"2.0","id":"srv-1","method":"roots/list"}\n\nid: 3\ndata: ${JSON.stringify(response)}\n\n`,
       `data: ${note(99)}\n\n`,
-    ], [5]);
+    ], { requestIds: [5] });
     expect(sink.delivered).toEqual([JSON.parse(note(1)), { jsonrpc: '2.0', id: 'srv-1', method: 'roots/list' }]);
     expect(event).toEqual({ type: 'stream.response', response, end: { lastEventId: '3', progressed: true, retryMs: undefined, error: undefined } });
     expect(released()).toBe(true);
@@ -110,9 +122,88 @@ describe('SSE reader', () => {
       },
     });
     const event = await new Promise<StreamReaderEvent>((resolve) => {
-      readEventStream({ stream: { body: failing, release: () => undefined }, requestIds: [1], lastEventId: undefined, sink }, resolve);
+      readEventStream(
+        {
+          stream: { body: failing, release: () => undefined },
+          requestIds: [1],
+          lastEventId: undefined,
+          seenIds: new Set(),
+          replay: false,
+          onEventId: undefined,
+          maxMessageBytes: 1024,
+          sink,
+        },
+        resolve,
+      );
     });
     expect(event).toMatchObject({ type: 'stream.ended', end: { lastEventId: '4', progressed: true } });
     expect(event.type === 'stream.ended' && event.end.error?.message).toBe('terminated');
+  });
+
+  it('R7: an event id already delivered on the stream is not delivered again when replayed', async () => {
+    const seenIds = new Set<string>();
+    const first = await read([`id: a\ndata: ${note(1)}\n\n`, `id: b\ndata: ${note(2)}\n\n`], { seenIds });
+    // The resumed stream replays b (already delivered) and then c.
+    const second = await read([`id: b\ndata: ${note(2)}\n\n`, `id: c\ndata: ${note(3)}\n\n`], { seenIds });
+    expect([...first.sink.delivered, ...second.sink.delivered]).toEqual([JSON.parse(note(1)), JSON.parse(note(2)), JSON.parse(note(3))]);
+  });
+
+  it('R10: each new event id is reported as a resumption token; a replayed response takes the resumed request id', async () => {
+    const tokens: string[] = [];
+    const { event } = await read([`id: t1\ndata: ${note(1)}\n\n`, `id: t2\ndata: {"jsonrpc":"2.0","id":99,"result":{}}\n\n`], {
+      requestIds: [5],
+      replay: true,
+      onEventId: (id) => tokens.push(id),
+    });
+    expect(tokens).toEqual(['t1', 't2']);
+    expect(event).toMatchObject({ type: 'stream.response', response: { id: 5, result: {} } });
+  });
+
+  it('S5: an event larger than maxMessageBytes ends the stream with a clear error instead of growing memory', async () => {
+    const big = `data: ${'x'.repeat(4_000)}`;
+    const { event, sink } = await read([`data: ${note(1)}\n\n`, big, big, big, '\n\n'], { maxMessageBytes: 8_000 });
+    expect(sink.delivered).toEqual([JSON.parse(note(1))]);
+    expect(event.type === 'stream.ended' && event.end.error?.name).toBe('MessageTooLargeError');
+    expect(sink.warnings.map((w) => w.name)).toEqual(['MessageTooLargeError']);
+  });
+
+  it('X2: an endless run of comments and empty events costs no growth and delivers nothing', async () => {
+    const chunks = Array.from({ length: 2_000 }, () => ': keepalive\n\ndata:\n\n');
+    const { event, sink } = await read(chunks, { maxMessageBytes: 1_024 });
+    expect(sink.delivered).toEqual([]);
+    expect(event).toMatchObject({ type: 'stream.ended', end: { error: undefined } });
+  });
+
+  it('R9: asked twice with nothing read in between, the reader treats the stream as dropped', async () => {
+    const sink = recordingSink();
+    let released = false;
+    const silent = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode(`id: 1\ndata: ${note(1)}\n\n`));
+      },
+    });
+    const ended = new Promise<StreamReaderEvent>((resolve) => {
+      const reader = readEventStream(
+        {
+          stream: { body: silent, release: () => (released = true) },
+          requestIds: [3],
+          lastEventId: undefined,
+          seenIds: new Set(),
+          replay: false,
+          onEventId: undefined,
+          maxMessageBytes: 1024,
+          sink,
+        },
+        resolve,
+      );
+      setTimeout(() => {
+        reader.command({ type: 'idle.check' });
+        reader.command({ type: 'idle.check' });
+      }, 10);
+    });
+    const event = await ended;
+    expect(event).toMatchObject({ type: 'stream.ended', end: { lastEventId: '1', progressed: true } });
+    expect(event.type === 'stream.ended' && event.end.error?.name).toBe('StreamIdleError');
+    expect(released).toBe(false);
   });
 });
