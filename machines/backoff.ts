@@ -1,4 +1,5 @@
-import type { ReconnectionOptions } from './events.js';
+import { fromCallback } from 'xstate';
+import type { ReconnectionOptions, ReconnectionScheduler } from './events.js';
 
 export const defaultReconnection: ReconnectionOptions = {
   initialReconnectionDelay: 1_000,
@@ -34,3 +35,23 @@ export function reconnectDelay(
   );
   return options.jitter ? base + Math.floor(random() * base) : base;
 }
+
+export interface ScheduledWaitInput {
+  scheduler: ReconnectionScheduler;
+  delay: number;
+  attempt: number;
+}
+
+/** The wait handed to a caller's `reconnectionScheduler`; stopping the state cancels it. */
+export const scheduledWait = fromCallback<{ type: 'noop' }, ScheduledWaitInput>(({ input, sendBack }) => {
+  const cancel = input.scheduler(
+    () => {
+      sendBack({ type: 'reconnect.due' });
+    },
+    input.delay,
+    input.attempt,
+  );
+  return () => {
+    if (typeof cancel === 'function') cancel();
+  };
+});

@@ -51,6 +51,14 @@ export interface ReconnectionOptions {
   jitter: boolean;
 }
 
+/**
+ * Takes over the wait before a reconnect (the SDK v2 option of the same name): call `reconnect`
+ * when it is time; the returned function, if any, cancels the wait.
+ */
+// `| void`, as in the SDK, so a scheduler written as a plain block body (returning nothing) fits.
+// eslint-disable-next-line @typescript-eslint/no-invalid-void-type
+export type ReconnectionScheduler = (reconnect: () => void, delay: number, attempt: number) => (() => void) | void;
+
 /** Everything the charts decide with; resolved from the caller's options in src/. */
 export interface ChartOptions {
   reconnection: ReconnectionOptions;
@@ -65,6 +73,8 @@ export interface ChartOptions {
   maxMessageBytes: number;
   /** A session ID given by the caller (the SDK's `sessionId` option): the session is resumed, not initialized. */
   sessionId: string | undefined;
+  /** Who waits before a reconnect: the chart's own timer when undefined. */
+  reconnectionScheduler: ReconnectionScheduler | undefined;
   /** Source of randomness for backoff jitter, in [0, 1). */
   random: () => number;
 }

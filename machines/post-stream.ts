@@ -10,7 +10,7 @@ import type {
   SendTicket,
   StreamEnd,
 } from './events.js';
-import { reconnectDelay } from './backoff.js';
+import { reconnectDelay, scheduledWait } from './backoff.js';
 import { isSessionMissing, MessageTooLargeError, StreamEndedError, toError } from './errors.js';
 
 /**
@@ -65,6 +65,9 @@ export type StreamReaderCommand = { type: 'idle.check' };
 export type StreamReaderEvent =
   | { type: 'stream.response'; response: JSONRPCResponse; end: StreamEnd }
   | { type: 'stream.ended'; end: StreamEnd };
+
+/** A caller's reconnectionScheduler says the wait is over. */
+export type ReconnectDue = { type: 'reconnect.due' };
 
 /** Events a POST stream reports to the connection chart. */
 export type PostStreamReport =
@@ -127,12 +130,13 @@ export const postStreamMachine = setup({
   types: {
     context: {} as PostStreamContext,
     input: {} as PostStreamInput,
-    events: {} as StreamReaderEvent,
+    events: {} as StreamReaderEvent | ReconnectDue,
   },
   actors: {
     postMessage: fromPromise<PostResult, PostRequestInput>(notProvided('postMessage')),
     resumeStream: fromPromise<GetResult, ResumeInput>(notProvided('resumeStream')),
     readStream: fromCallback<StreamReaderCommand, ReadStreamInput>(notProvided('readStream')),
+    scheduledWait,
   },
   guards: {
     isResumption: ({ context }) => context.resumptionToken !== undefined,
@@ -154,6 +158,7 @@ export const postStreamMachine = setup({
       context.attempt <= context.options.reconnection.maxRetries,
     gotStream: ({ event }) => (event as { output?: GetResult }).output?.kind === 'sse',
     watchesIdle: ({ context }) => context.options.streamIdleTimeout !== undefined,
+    hasScheduler: ({ context }) => context.options.reconnectionScheduler !== undefined,
   },
   delays: {
     reconnectDelay: ({ context }) =>
@@ -289,7 +294,23 @@ export const postStreamMachine = setup({
     },
     /** R4: the stream's own retry value, else exponential backoff with jitter. */
     backoff: {
-      after: { reconnectDelay: 'resuming' },
+      initial: 'choosing',
+      states: {
+        choosing: { always: [{ guard: 'hasScheduler', target: 'scheduled' }, { target: 'timed' }] },
+        timed: { after: { reconnectDelay: '#postStream.resuming' } },
+        /** The caller's reconnectionScheduler decides when (SDK v2 option). */
+        scheduled: {
+          invoke: {
+            src: 'scheduledWait',
+            input: ({ context }) => ({
+              scheduler: context.options.reconnectionScheduler ?? (() => undefined),
+              delay: reconnectDelay(context.attempt, context.retryMs, context.options.reconnection, context.options.random),
+              attempt: context.attempt,
+            }),
+          },
+          on: { 'reconnect.due': '#postStream.resuming' },
+        },
+      },
     },
     /** R1: GET with Last-Event-ID; the request is never POSTed again. */
     resuming: {

@@ -1,7 +1,7 @@
 import { assign, fromCallback, fromPromise, sendParent, sendTo, setup } from 'xstate';
 import type { ChartOptions, GetResult, OpenStream } from './events.js';
-import type { ReadStreamInput, StreamReaderCommand, StreamReaderEvent } from './post-stream.js';
-import { reconnectDelay } from './backoff.js';
+import type { ReadStreamInput, ReconnectDue, StreamReaderCommand, StreamReaderEvent } from './post-stream.js';
+import { reconnectDelay, scheduledWait } from './backoff.js';
 import { isSessionMissing, toError } from './errors.js';
 
 /** The optional server-to-client stream of a session (G1–G6). */
@@ -37,17 +37,19 @@ export const standaloneStreamMachine = setup({
   types: {
     context: {} as StandaloneStreamContext,
     input: {} as StandaloneStreamInput,
-    events: {} as StreamReaderEvent,
+    events: {} as StreamReaderEvent | ReconnectDue,
   },
   actors: {
     openStandalone: fromPromise<GetResult, OpenStandaloneInput>(notProvided('openStandalone')),
     readStream: fromCallback<StreamReaderCommand, ReadStreamInput>(notProvided('readStream')),
+    scheduledWait,
   },
   guards: {
     gotStream: ({ event }) => (event as { output?: GetResult }).output?.kind === 'sse',
     isSessionMissing: ({ event }) => isSessionMissing((event as { error?: unknown }).error),
     withinBudget: ({ context }) => context.attempt <= context.options.reconnection.maxRetries,
     watchesIdle: ({ context }) => context.options.streamIdleTimeout !== undefined,
+    hasScheduler: ({ context }) => context.options.reconnectionScheduler !== undefined,
   },
   delays: {
     reconnectDelay: ({ context }) =>
@@ -142,11 +144,42 @@ export const standaloneStreamMachine = setup({
       always: [{ guard: 'withinBudget', target: 'backoff' }, { target: 'degraded' }],
     },
     backoff: {
-      after: { reconnectDelay: 'opening' },
+      initial: 'choosing',
+      states: {
+        choosing: { always: [{ guard: 'hasScheduler', target: 'scheduled' }, { target: 'timed' }] },
+        timed: { after: { reconnectDelay: '#standaloneStream.opening' } },
+        /** The caller's reconnectionScheduler decides when (SDK v2 option). */
+        scheduled: {
+          invoke: {
+            src: 'scheduledWait',
+            input: ({ context }) => ({
+              scheduler: context.options.reconnectionScheduler ?? (() => undefined),
+              delay: reconnectDelay(context.attempt, context.retryMs, context.options.reconnection, context.options.random),
+              attempt: context.attempt,
+            }),
+          },
+          on: { 'reconnect.due': '#standaloneStream.opening' },
+        },
+      },
     },
     /** Past the retry budget: still trying, at the maximum delay; the session is unaffected (G5). */
     degraded: {
-      after: { ceilingDelay: 'opening' },
+      initial: 'choosing',
+      states: {
+        choosing: { always: [{ guard: 'hasScheduler', target: 'scheduled' }, { target: 'timed' }] },
+        timed: { after: { ceilingDelay: '#standaloneStream.opening' } },
+        scheduled: {
+          invoke: {
+            src: 'scheduledWait',
+            input: ({ context }) => ({
+              scheduler: context.options.reconnectionScheduler ?? (() => undefined),
+              delay: context.retryMs ?? context.options.reconnection.maxReconnectionDelay,
+              attempt: context.attempt,
+            }),
+          },
+          on: { 'reconnect.due': '#standaloneStream.opening' },
+        },
+      },
     },
     /** 405 or another refusal: the server offers no standalone stream (G2). */
     unsupported: { type: 'final' },

@@ -40,6 +40,11 @@ export function renderStateValue(value: StateValue): string {
   return leaves(value, '').join(' + ');
 }
 
+/** Whether a rendered state (`listening.unwatched`) is in `state` (`listening`) or below it. */
+function inState(rendered: string, state: string): boolean {
+  return rendered.split(' + ').some((leaf) => leaf === state || leaf.startsWith(`${state}.`));
+}
+
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -69,7 +74,7 @@ function watch(transport: StreamableHTTPClientTransport) {
     if (rendered === childState) return;
     childState = rendered;
     log('standalone', rendered);
-    for (const waiter of childWaiters.filter((w) => w.state === rendered)) {
+    for (const waiter of childWaiters.filter((w) => inState(rendered, w.state))) {
       childWaiters.splice(childWaiters.indexOf(waiter), 1);
       waiter.resolve();
     }
@@ -97,7 +102,7 @@ function watch(transport: StreamableHTTPClientTransport) {
 
   return {
     standalone(state: string): Promise<void> {
-      if (childState === state) return Promise.resolve();
+      if (inState(childState, state)) return Promise.resolve();
       return new Promise((resolve) => childWaiters.push({ state, resolve }));
     },
   };

@@ -11,4 +11,5 @@ export type {
   JSONRPCNotification,
   JSONRPCResponse,
   ReconnectionOptions,
+  ReconnectionScheduler,
 } from '../machines/events.js';

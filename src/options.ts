@@ -1,5 +1,5 @@
 import type { InspectionEvent, Observer } from 'xstate';
-import type { ChartOptions, ReconnectionOptions } from '../machines/events.js';
+import type { ChartOptions, ReconnectionOptions, ReconnectionScheduler } from '../machines/events.js';
 import { defaultReconnection } from '../machines/backoff.js';
 import type { FetchLike, TokenSource } from './http/client.js';
 
@@ -16,6 +16,8 @@ export interface StreamableHTTPClientTransportOptions {
   fetch?: FetchLike | undefined;
   /** Backoff for reconnecting streams; a partial object is merged with the defaults (R4). */
   reconnectionOptions?: Partial<ReconnectionOptions> | undefined;
+  /** Takes over the wait before each reconnect (SDK v2): `(reconnect, delay, attempt) => cancel?`. */
+  reconnectionScheduler?: ReconnectionScheduler | undefined;
   /** Resume an existing session instead of initializing one. */
   sessionId?: string | undefined;
 
@@ -56,6 +58,7 @@ export function resolveChartOptions(options: StreamableHTTPClientTransportOption
     streamIdleTimeout: options.streamIdleTimeout,
     maxMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
     sessionId: options.sessionId,
+    reconnectionScheduler: options.reconnectionScheduler,
     random: Math.random,
   };
 }

@@ -122,6 +122,7 @@ describe('the README chart', () => {
         },
         c: {
           type: 'parallel',
+          invoke: { src: 'load' },
           states: {
             left: {
               initial: 'shallow',
@@ -156,6 +157,7 @@ describe('the README chart', () => {
     expect(diagram).toContain('b --> done : after 250ms');
     expect(diagram).toContain('c_left_shallow --> c_left_deep : always');
     expect(diagram).toContain('c --> done : done.state(c)');
+    expect(diagram).toContain('state "c (invoke load)" as c {');
     expect(diagram).toContain('state "back (history)" as c_left_back');
     expect(diagram).toContain('c_right_up_two --> [*]');
     expect(diagram).toContain('done --> [*]');

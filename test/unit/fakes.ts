@@ -100,6 +100,7 @@ export function chartOptions(overrides: Partial<ChartOptions> = {}): ChartOption
     streamIdleTimeout: undefined,
     maxMessageBytes: 16 * 1024 * 1024,
     sessionId: undefined,
+    reconnectionScheduler: undefined,
     random: () => 0,
     ...overrides,
   };

@@ -88,7 +88,7 @@ describe('POST stream chart', () => {
     await flush();
     io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ lastEventId: 'ev-3', progressed: true, retryMs: 500 }) });
     await flush();
-    expect(stateOf(post())).toBe('backoff');
+    expect(stateOf(post())).toEqual({ backoff: 'timed' });
     clock.increment(499);
     await flush();
     expect(io.resumes).toHaveLength(0);
@@ -183,5 +183,32 @@ describe('POST stream chart: idle streams and resumption tokens', () => {
     }
     expect(io.resumes).toHaveLength(4);
     expect(reports[0]).toMatchObject({ type: 'post.failed' });
+  });
+});
+
+describe('POST stream chart: reconnectionScheduler', () => {
+  it('R4: a reconnectionScheduler receives the computed delay and attempt, and decides when the resume starts', async () => {
+    const calls: { delay: number; attempt: number; reconnect: () => void }[] = [];
+    let cancelled = 0;
+    const { io } = setUp({
+      reconnectionScheduler: (reconnect, delay, attempt) => {
+        calls.push({ reconnect, delay, attempt });
+        return () => {
+          cancelled++;
+        };
+      },
+    });
+    await flush();
+    io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
+    await flush();
+    io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ lastEventId: '2', progressed: true }) });
+    await flush();
+    expect(calls.map(({ delay, attempt }) => ({ delay, attempt }))).toEqual([{ delay: 1_000, attempt: 1 }]);
+    expect(io.resumes).toHaveLength(0);
+    calls[0]!.reconnect();
+    await flush();
+    expect(io.resumes).toHaveLength(1);
+    // Leaving the wait state cancels the scheduler's wait.
+    expect(cancelled).toBe(1);
   });
 });
