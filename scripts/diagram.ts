@@ -34,7 +34,7 @@ function labelText(text: string): string {
 }
 
 /** A guard's name: a named guard, a parameterized one, `not`/`and`/`or`/`stateIn`, or an inline one. */
-export function guardName(guard: unknown): string {
+function guardName(guard: unknown): string {
   if (typeof guard === 'string') return guard;
   if (typeof guard === 'object' && guard !== null && 'type' in guard && typeof guard.type === 'string') return guard.type;
   if (typeof guard === 'function') {
@@ -69,11 +69,6 @@ function eventLabel(node: AnyStateNode, eventType: string): string {
 /** Every state node below `node`, depth first in document order. */
 export function descendants(node: AnyStateNode): AnyStateNode[] {
   return Object.values(node.states).flatMap((child) => [child, ...descendants(child)]);
-}
-
-/** The states of a machine as paths (`['open', 'session', 'active']`), depth first in document order. */
-export function statePaths(machine: AnyStateMachine): string[][] {
-  return descendants(machine.root).map((node) => [...node.path]);
 }
 
 /** Mermaid identifiers: word characters only, not reserved, unique within one diagram. */
