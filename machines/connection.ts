@@ -1,10 +1,12 @@
 import { assign, emit, enqueueActions, fromPromise, setup, stopChild } from 'xstate';
 import type {
+  AuthChallenge,
   ChartOptions,
   JSONRPCMessage,
   JSONRPCRequest,
   JSONRPCResponse,
   MessageSink,
+  SendAttempts,
   SendTicket,
 } from './events.js';
 import {
@@ -18,11 +20,12 @@ import { standaloneStreamMachine, type StandaloneStreamReport } from './standalo
 import {
   asFailure,
   isSessionMissing,
-  McpTransportError,
+  isUnauthorized,
   ProtocolError,
   SessionExpiredError,
   StreamableHTTPError,
   StreamEndedError,
+  toError,
   TransportClosedError,
 } from './errors.js';
 
@@ -48,16 +51,21 @@ export type ConnectionEvent =
 /** What the running chart tells its host (the facade, a UI) without being asked. */
 export type ConnectionEmitted =
   | { type: 'warning'; error: Error }
-  | { type: 'failed'; error: McpTransportError }
+  | { type: 'failed'; error: Error }
   | { type: 'closed' }
   /** The session was re-established (F3); IDs are fingerprints, never the IDs themselves (X1). */
   | { type: 'session.changed'; previous: string | undefined; current: string | undefined };
+
+/** The states that can meet a 401 or 403 and return once authorized. */
+export type AuthReturn = 'connecting' | 'initializing' | 'open';
 
 /** A message waiting for a session to exist again. */
 export interface QueuedSend {
   message: JSONRPCMessage | JSONRPCMessage[];
   ticket: SendTicket;
   origin: PostOrigin;
+  /** Authorization already gone through for this message (A1, A2). */
+  attempts?: SendAttempts | undefined;
   /** R10: resume an earlier stream instead of POSTing. */
   resumptionToken?: string | undefined;
   onResumptionToken?: ((token: string) => void) | undefined;
@@ -75,7 +83,11 @@ export interface ConnectionContext extends ConnectionInput {
   /** Messages held while the session is re-established, sent in order afterwards (F3). */
   queue: QueuedSend[];
   /** Why the transport failed; `send()` rejects with exactly this while failed (F4). */
-  error: McpTransportError | undefined;
+  error: Error | undefined;
+  /** The last `WWW-Authenticate` challenge: what the next authorization asks for (A1, A2). */
+  authChallenge: AuthChallenge | undefined;
+  /** The state that met the 401 or 403, where authorizing returns to. */
+  authReturn: AuthReturn;
   /** A different session ID was already reported once (H7). */
   sessionIdMismatchReported: boolean;
   nextPostId: number;
@@ -154,6 +166,7 @@ function postInput(context: ConnectionContext, send: QueuedSend): PostStreamInpu
     message: send.message,
     ticket: send.ticket,
     origin: send.origin,
+    attempts: send.attempts ?? { auth: 0, stepUps: 0 },
     resumptionToken: send.resumptionToken,
     onResumptionToken: send.onResumptionToken,
     // H3: an initialize never carries a session or version, even stale ones.
@@ -176,6 +189,9 @@ export const connectionMachine = setup({
     deleteSession: fromPromise<{ status: number }, DeleteSessionInput>(() => {
       throw new Error("actor 'deleteSession' must be provided with machine.provide({ actors })");
     }),
+    authorize: fromPromise<'AUTHORIZED', { challenge: AuthChallenge | undefined }>(() => {
+      throw new Error("actor 'authorize' must be provided with machine.provide({ actors })");
+    }),
   },
   guards: {
     hasPresetSession: ({ context }) => context.options.sessionId !== undefined,
@@ -189,6 +205,16 @@ export const connectionMachine = setup({
     /** A report about the chart's own recovery POST (F3). */
     isRecovery: ({ event }) => (event.type === 'post.done' || event.type === 'post.failed') && event.origin === 'recovery',
     isSessionMissing: ({ event }) => event.type === 'post.failed' && isSessionMissing(event.error),
+    /**
+     * A1: a 401 is authorized once per message (a second 401 after a successful flow fails the
+     * call); A2: a 403 insufficient_scope steps up at most maxStepUpRetries times.
+     */
+    needsAuthorization: ({ context, event }) => {
+      if (event.type !== 'post.failed' || !context.options.authorization) return false;
+      const { status, challenge } = event.error as { status?: unknown; challenge?: AuthChallenge };
+      if (status === 401) return event.attempts.auth === 0;
+      return status === 403 && challenge?.error === 'insufficient_scope' && event.attempts.stepUps < context.options.maxStepUpRetries;
+    },
     /** F3: recover when asked to, when there is an initialize to repeat, and not for a request already repeated once. */
     canRecover: ({ context, event }) =>
       context.options.sessionRecovery === 'reinitialize' &&
@@ -203,6 +229,8 @@ export const connectionMachine = setup({
       event.sessionId !== context.sessionId &&
       !context.sessionIdMismatchReported,
     standaloneEnabled: ({ context }) => context.options.standaloneStream,
+    authorizes: ({ context }) => context.options.authorization,
+    returnsTo: ({ context }, params: { state: AuthReturn }) => context.authReturn === params.state,
     hasSession: ({ context }) => context.sessionId !== undefined,
     /** SDK semantics: 405 means the server does not allow termination, which is fine. */
     deleteAccepted: ({ event }) => {
@@ -249,9 +277,44 @@ export const connectionMachine = setup({
     },
     answerFailure: ({ context, event }) => {
       if (event.type !== 'post.failed') return;
-      for (const id of requestIdsOf(event.message)) context.sink.deliver(failureResponse(id, event.error));
+      // The SDK's UnauthorizedError reaches the caller through send() itself, so that
+      // `error instanceof UnauthorizedError` holds after client.connect(), as with the SDK.
+      if (!isUnauthorized(event.error)) {
+        for (const id of requestIdsOf(event.message)) context.sink.deliver(failureResponse(id, event.error));
+      }
       event.ticket.failed(event.error);
     },
+    /** A1, A2: the message waits for authorization, then goes again; the challenge says what to ask for. */
+    holdForAuthorization: assign(({ context, event }) => {
+      if (event.type !== 'post.failed') return {};
+      const { status, challenge } = event.error as { status?: unknown; challenge?: AuthChallenge };
+      const attempts =
+        status === 401
+          ? { ...event.attempts, auth: event.attempts.auth + 1 }
+          : { ...event.attempts, stepUps: event.attempts.stepUps + 1 };
+      return {
+        authChallenge: challenge ?? context.authChallenge,
+        queue: [...context.queue, { message: event.message, ticket: event.ticket, origin: event.origin, attempts }],
+      };
+    }),
+    returnTo: assign((_, params: { state: AuthReturn }) => ({ authReturn: params.state })),
+    holdStandaloneChallenge: assign({
+      authChallenge: ({ context, event }) =>
+        event.type === 'standalone.unauthorized'
+          ? ((event.error as { challenge?: AuthChallenge }).challenge ?? context.authChallenge)
+          : context.authChallenge,
+    }),
+    /** Authorization did not complete: every waiting message fails with its reason (the SDK's UnauthorizedError for a redirect). */
+    failQueued: enqueueActions(({ context, event, enqueue }) => {
+      const error = toError((event as { error?: unknown }).error);
+      for (const queued of context.queue) {
+        if (!isUnauthorized(error)) {
+          for (const id of requestIdsOf(queued.message)) context.sink.deliver(failureResponse(id, error));
+        }
+        queued.ticket.failed(error);
+      }
+      enqueue.assign({ queue: [], error: asFailure(error) });
+    }),
     /** Like answerFailure, with the session-expired error as the reason (its cause is the 404). */
     answerExpired: ({ context, event }) => {
       if (event.type !== 'post.failed') return;
@@ -264,7 +327,7 @@ export const connectionMachine = setup({
     }),
     rejectSend: ({ context, event }) => {
       if (event.type !== 'send' && event.type !== 'session.terminate') return;
-      event.ticket.failed(context.error ?? new TransportClosedError('transport is not started'));
+      event.ticket.failed(context.error ?? new TransportClosedError('transport is closed or not started; call start()'));
     },
     reportOtherSessionId: enqueueActions(({ enqueue }) => {
       enqueue.assign({ sessionIdMismatchReported: true });
@@ -300,13 +363,13 @@ export const connectionMachine = setup({
       sessionMissing: false,
       queue:
         event.type === 'post.failed'
-          ? [...context.queue, { message: event.message, ticket: event.ticket, origin: 'retry' as const }]
+          ? [...context.queue, { message: event.message, ticket: event.ticket, origin: 'retry' as const, attempts: event.attempts }]
           : context.queue,
     })),
     requeue: assign({
       queue: ({ context, event }) =>
         event.type === 'post.failed'
-          ? [...context.queue, { message: event.message, ticket: event.ticket, origin: 'retry' as const }]
+          ? [...context.queue, { message: event.message, ticket: event.ticket, origin: 'retry' as const, attempts: event.attempts }]
           : context.queue,
     }),
     queueSend: assign({
@@ -411,6 +474,8 @@ export const connectionMachine = setup({
     expiredSessionId: undefined,
     queue: [],
     error: undefined,
+    authChallenge: undefined,
+    authReturn: 'connecting',
     sessionIdMismatchReported: false,
     nextPostId: 0,
     terminateTicket: undefined,
@@ -445,6 +510,11 @@ export const connectionMachine = setup({
           { actions: ['deliverResponse', 'stopPost'] },
         ],
         'post.failed': [
+          {
+            guard: 'needsAuthorization',
+            target: 'authorizing',
+            actions: ['stopPost', 'holdForAuthorization', { type: 'returnTo', params: { state: 'connecting' } }],
+          },
           { guard: 'isInitializeFailure', target: 'failed', actions: ['answerFailure', 'stopPost', 'failInitialize'] },
           { actions: ['answerFailure', 'stopPost'] },
         ],
@@ -460,6 +530,11 @@ export const connectionMachine = setup({
           { actions: ['deliverResponse', 'stopPost'] },
         ],
         'post.failed': [
+          {
+            guard: 'needsAuthorization',
+            target: 'authorizing',
+            actions: ['stopPost', 'holdForAuthorization', { type: 'returnTo', params: { state: 'initializing' } }],
+          },
           { guard: 'isSessionMissing', target: 'failed', actions: ['stopPost', 'expireSession', 'answerExpired'] },
           { actions: ['answerFailure', 'stopPost'] },
         ],
@@ -475,10 +550,20 @@ export const connectionMachine = setup({
           { actions: ['deliverResponse', 'stopPost'] },
         ],
         'post.failed': [
+          {
+            guard: 'needsAuthorization',
+            target: 'authorizing',
+            actions: ['stopPost', 'holdForAuthorization', { type: 'returnTo', params: { state: 'open' } }],
+          },
           { guard: 'isSessionMissing', target: 'recovering', actions: 'stopPost' },
           { actions: ['answerFailure', 'stopPost'] },
         ],
         'standalone.sessionMissing': { target: 'recovering' },
+        'standalone.unauthorized': {
+          guard: 'authorizes',
+          target: 'authorizing',
+          actions: ['holdStandaloneChallenge', { type: 'returnTo', params: { state: 'open' } }],
+        },
       },
       states: {
         session: {
@@ -534,6 +619,31 @@ export const connectionMachine = setup({
             ended: {},
           },
         },
+      },
+    },
+    /**
+     * A1, A2: the SDK's OAuth flow runs; POSTs, the standalone GET and resumes that meet 401 (or
+     * 403 insufficient_scope) wait here with every new send, and go again once authorized.
+     */
+    authorizing: {
+      tags: ['authorizing'],
+      invoke: {
+        src: 'authorize',
+        input: ({ context }) => ({ challenge: context.authChallenge }),
+        onDone: [
+          { guard: { type: 'returnsTo', params: { state: 'connecting' } }, target: 'connecting', actions: 'flushQueue' },
+          { guard: { type: 'returnsTo', params: { state: 'initializing' } }, target: 'initializing', actions: 'flushQueue' },
+          { target: 'open', actions: 'flushQueue' },
+        ],
+        onError: { target: 'failed', actions: 'failQueued' },
+      },
+      on: {
+        send: { actions: 'queueSend' },
+        'post.done': { actions: ['deliverResponse', 'stopPost'] },
+        'post.failed': [
+          { guard: 'needsAuthorization', actions: ['stopPost', 'holdForAuthorization'] },
+          { actions: ['answerFailure', 'stopPost'] },
+        ],
       },
     },
     /** The server forgot the session (P8): re-establish it (F3) or fail with SessionExpiredError. */

@@ -3,6 +3,8 @@
  * response, a closed transport), the provided I/O creates the rest.
  */
 
+import type { AuthChallenge } from './events.js';
+
 /** Base class of every error this transport raises; `cause` keeps the original (F6). */
 export class McpTransportError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -22,10 +24,19 @@ export class StreamableHTTPError extends McpTransportError {
   readonly body: string;
   /** The server no longer knows the session this request carried (404). */
   readonly sessionMissing: boolean;
+  /** What a 401 or 403 asked for in `WWW-Authenticate`. */
+  readonly challenge: AuthChallenge | undefined;
 
   constructor(
     message: string,
-    details: { status?: number | undefined; statusText?: string; body?: string; sessionMissing?: boolean; cause?: unknown } = {},
+    details: {
+      status?: number | undefined;
+      statusText?: string;
+      body?: string;
+      sessionMissing?: boolean;
+      challenge?: AuthChallenge | undefined;
+      cause?: unknown;
+    } = {},
   ) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.status = details.status;
@@ -33,6 +44,7 @@ export class StreamableHTTPError extends McpTransportError {
     this.statusText = details.statusText ?? '';
     this.body = details.body ?? '';
     this.sessionMissing = details.sessionMissing ?? false;
+    this.challenge = details.challenge;
   }
 }
 
@@ -65,9 +77,14 @@ export function isSessionMissing(error: unknown): boolean {
   return error instanceof StreamableHTTPError && error.sessionMissing;
 }
 
+/** The SDK's UnauthorizedError (an OAuth redirect is needed), recognised by name: the SDK is an optional peer. */
+export function isUnauthorized(error: unknown): error is Error {
+  return error instanceof Error && (error.name === 'UnauthorizedError' || error.constructor.name === 'UnauthorizedError');
+}
+
 /** Errors that already say what state the transport is in are kept; others are wrapped. */
-export function asFailure(error: unknown): McpTransportError {
-  if (error instanceof SessionExpiredError || error instanceof TransportFailedError) return error;
+export function asFailure(error: unknown): Error {
+  if (error instanceof SessionExpiredError || error instanceof TransportFailedError || isUnauthorized(error)) return error;
   const message = error instanceof Error ? error.message : String(error);
   return new TransportFailedError(`transport failed: ${message}`, { cause: error });
 }

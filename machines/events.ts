@@ -30,6 +30,19 @@ export interface JSONRPCErrorResponse {
 export type JSONRPCResponse = JSONRPCResultResponse | JSONRPCErrorResponse;
 export type JSONRPCMessage = JSONRPCRequest | JSONRPCNotification | JSONRPCResponse;
 
+/** What a 401 or 403 said in `WWW-Authenticate` (A1, A2). */
+export interface AuthChallenge {
+  resourceMetadataUrl?: string | undefined;
+  scope?: string | undefined;
+  error?: string | undefined;
+}
+
+/** How often one message already went through authorization: once for a 401 (A1), bounded step-ups for a 403 (A2). */
+export interface SendAttempts {
+  auth: number;
+  stepUps: number;
+}
+
 /** Where decoded messages and out-of-band warnings go: the data plane, never the chart. */
 export interface MessageSink {
   deliver(message: JSONRPCMessage): void;
@@ -73,6 +86,10 @@ export interface ChartOptions {
   maxMessageBytes: number;
   /** A session ID given by the caller (the SDK's `sessionId` option): the session is resumed, not initialized. */
   sessionId: string | undefined;
+  /** An authProvider was given: 401 and 403 insufficient_scope lead to authorizing (A1, A2). */
+  authorization: boolean;
+  /** A2: how many step-ups (403 insufficient_scope) one message may go through. */
+  maxStepUpRetries: number;
   /** Who waits before a reconnect: the chart's own timer when undefined. */
   reconnectionScheduler: ReconnectionScheduler | undefined;
   /** Source of randomness for backoff jitter, in [0, 1). */

@@ -7,6 +7,7 @@ import type {
   JSONRPCResponse,
   OpenStream,
   PostResult,
+  SendAttempts,
   SendTicket,
   StreamEnd,
 } from './events.js';
@@ -24,6 +25,8 @@ export interface PostStreamInput {
   message: JSONRPCMessage | JSONRPCMessage[];
   ticket: SendTicket;
   origin: PostOrigin;
+  /** Authorization already gone through for this message (A1, A2); reported back unchanged. */
+  attempts: SendAttempts;
   sessionId: string | undefined;
   protocolVersion: string | undefined;
   options: ChartOptions;
@@ -75,6 +78,7 @@ export type PostStreamReport =
       type: 'post.done';
       postId: string;
       origin: PostOrigin;
+      attempts: SendAttempts;
       message: JSONRPCMessage | JSONRPCMessage[];
       response: JSONRPCResponse | undefined;
       sessionId: string | undefined;
@@ -83,6 +87,7 @@ export type PostStreamReport =
       type: 'post.failed';
       postId: string;
       origin: PostOrigin;
+      attempts: SendAttempts;
       message: JSONRPCMessage | JSONRPCMessage[];
       ticket: SendTicket;
       error: Error;
@@ -152,10 +157,12 @@ export const postStreamMachine = setup({
       const attempt = event.end.progressed ? 0 : context.attempt;
       return lastEventId !== undefined && attempt <= context.options.reconnection.maxRetries;
     },
-    /** R6: 429, 5xx and network errors spend the same budget; a missing session does not retry. */
-    canRetry: ({ context, event }) =>
-      !isSessionMissing((event as { error?: unknown }).error) &&
-      context.attempt <= context.options.reconnection.maxRetries,
+    /** R6: 429, 5xx and network errors spend the same budget; a missing session or a 401 goes to the parent. */
+    canRetry: ({ context, event }) => {
+      const error = (event as { error?: unknown }).error;
+      const status = (error as { status?: unknown } | undefined)?.status;
+      return !isSessionMissing(error) && status !== 401 && context.attempt <= context.options.reconnection.maxRetries;
+    },
     gotStream: ({ event }) => (event as { output?: GetResult }).output?.kind === 'sse',
     watchesIdle: ({ context }) => context.options.streamIdleTimeout !== undefined,
     hasScheduler: ({ context }) => context.options.reconnectionScheduler !== undefined,
@@ -174,6 +181,7 @@ export const postStreamMachine = setup({
       type: 'post.done',
       postId: context.postId,
       origin: context.origin,
+      attempts: context.attempts,
       message: context.message,
       response: context.response,
       sessionId: context.responseSessionId,
@@ -182,6 +190,7 @@ export const postStreamMachine = setup({
       type: 'post.failed',
       postId: context.postId,
       origin: context.origin,
+      attempts: context.attempts,
       message: context.message,
       ticket: context.ticket,
       error: context.error ?? new StreamEndedError('request failed'),

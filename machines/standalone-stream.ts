@@ -17,7 +17,9 @@ export interface OpenStandaloneInput {
   lastEventId: string | undefined;
 }
 
-export type StandaloneStreamReport = { type: 'standalone.sessionMissing'; error: Error };
+export type StandaloneStreamReport =
+  | { type: 'standalone.sessionMissing'; error: Error }
+  | { type: 'standalone.unauthorized'; error: Error };
 
 export interface StandaloneStreamContext extends StandaloneStreamInput {
   stream: OpenStream | undefined;
@@ -47,6 +49,7 @@ export const standaloneStreamMachine = setup({
   guards: {
     gotStream: ({ event }) => (event as { output?: GetResult }).output?.kind === 'sse',
     isSessionMissing: ({ event }) => isSessionMissing((event as { error?: unknown }).error),
+    isUnauthorized: ({ event }) => ((event as { error?: { status?: unknown } }).error?.status ?? 0) === 401,
     withinBudget: ({ context }) => context.attempt <= context.options.reconnection.maxRetries,
     watchesIdle: ({ context }) => context.options.streamIdleTimeout !== undefined,
     hasScheduler: ({ context }) => context.options.reconnectionScheduler !== undefined,
@@ -60,6 +63,10 @@ export const standaloneStreamMachine = setup({
   actions: {
     reportSessionMissing: sendParent(({ event }): StandaloneStreamReport => ({
       type: 'standalone.sessionMissing',
+      error: toError((event as { error?: unknown }).error),
+    })),
+    reportUnauthorized: sendParent(({ event }): StandaloneStreamReport => ({
+      type: 'standalone.unauthorized',
       error: toError((event as { error?: unknown }).error),
     })),
     checkIdle: sendTo('reader', { type: 'idle.check' }),
@@ -96,6 +103,7 @@ export const standaloneStreamMachine = setup({
         ],
         onError: [
           { guard: 'isSessionMissing', target: 'gone', actions: 'reportSessionMissing' },
+          { guard: 'isUnauthorized', target: 'gone', actions: 'reportUnauthorized' },
           {
             target: 'retrying',
             actions: [assign({ lastError: ({ event }) => toError(event.error) }), 'countAttempt'],
@@ -183,7 +191,7 @@ export const standaloneStreamMachine = setup({
     },
     /** 405 or another refusal: the server offers no standalone stream (G2). */
     unsupported: { type: 'final' },
-    /** The server no longer knows the session; the connection chart decides what follows. */
+    /** The server no longer knows the session, or wants authorization: the connection chart decides what follows. */
     gone: { type: 'final' },
   },
 });

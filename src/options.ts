@@ -10,6 +10,10 @@ import type { FetchLike, TokenSource } from './http/client.js';
 export interface StreamableHTTPClientTransportOptions {
   /** Bearer tokens come from `authProvider.tokens()` on every request (the SDK's `OAuthClientProvider` fits). */
   authProvider?: TokenSource | undefined;
+  /** A3: 'same-origin' (default) follows a redirect only within the origin, so no credential crosses origins; 'follow' leaves redirects to fetch. */
+  redirectPolicy?: 'same-origin' | 'follow' | undefined;
+  /** A2: how many times one message may step up its scope after 403 insufficient_scope. Default 1. */
+  maxStepUpRetries?: number | undefined;
   /** Custom headers and fetch settings for every request (POST, GET, DELETE alike, H8). */
   requestInit?: RequestInit | undefined;
   /** The fetch used for every request (H9). */
@@ -55,6 +59,8 @@ export function resolveChartOptions(options: StreamableHTTPClientTransportOption
     deleteTimeout: options.deleteTimeout ?? 5_000,
     sessionRecovery: options.sessionRecovery ?? 'reinitialize',
     strict: options.strict ?? false,
+    authorization: options.authProvider !== undefined,
+    maxStepUpRetries: options.maxStepUpRetries ?? 1,
     streamIdleTimeout: options.streamIdleTimeout,
     maxMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
     sessionId: options.sessionId,

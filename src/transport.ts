@@ -10,6 +10,7 @@ import { HttpClient } from './http/client.js';
 import { baseHeaders } from './http/headers.js';
 import { resolveChartOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
+import { authorize, unauthorizedError } from './http/auth.js';
 
 /** The SDK's send options (`TransportSendOptions`). */
 export interface SendOptions {
@@ -41,7 +42,11 @@ function ticketFor(resolve: () => void, reject: (error: Error) => void): SendTic
 }
 
 /** The connection chart with this transport's I/O provided. */
-export function createConnectionMachine(http: HttpClient, sink: MessageSink, options: ExchangeOptions): ConnectionMachine {
+export function createConnectionMachine(
+  http: HttpClient,
+  sink: MessageSink,
+  options: ExchangeOptions & { authProvider: object | undefined },
+): ConnectionMachine {
   const io = createIoActors(http, sink, options);
   return connectionMachine.provide({
     actors: {
@@ -52,6 +57,7 @@ export function createConnectionMachine(http: HttpClient, sink: MessageSink, opt
         actors: { openStandalone: io.openStandalone, readStream: io.readStream },
       }),
       deleteSession: io.deleteSession,
+      authorize: io.authorize,
     },
   });
 }
@@ -68,22 +74,26 @@ export class StreamableHTTPClientTransport {
   /** The running connection chart: subscribe to it, read its tags, inspect it. */
   readonly actor: Actor<ConnectionMachine>;
   private readonly http: HttpClient;
+  private readonly authProvider: object | undefined;
 
   constructor(url: URL | string, options: StreamableHTTPClientTransportOptions = {}) {
     const chartOptions = resolveChartOptions(options);
-    const { headers, signal: _signal, ...init } = options.requestInit ?? {};
+    this.authProvider = options.authProvider;
+    const { headers, signal, ...init } = options.requestInit ?? {};
     this.http = new HttpClient({
       url: new URL(url),
+      signal: signal ?? undefined,
       fetch: options.fetch ?? ((input, requestInit) => fetch(input, requestInit)),
       init,
       headers: baseHeaders(headers, options.authProvider !== undefined),
       tokens: options.authProvider,
+      redirectPolicy: options.redirectPolicy ?? 'same-origin',
     });
     const sink: MessageSink = {
       deliver: (message) => this.onmessage?.(message),
       warn: (error) => this.onerror?.(error),
     };
-    this.actor = createActor(createConnectionMachine(this.http, sink, chartOptions), {
+    this.actor = createActor(createConnectionMachine(this.http, sink, { ...chartOptions, authProvider: options.authProvider }), {
       input: { options: chartOptions, sink },
       ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
     });
@@ -142,6 +152,21 @@ export class StreamableHTTPClientTransport {
         resolve();
       });
       this.actor.send({ type: 'close' });
+    });
+  }
+
+  /**
+   * A1: completes an OAuth redirect flow with the code from the redirect, through the SDK's own
+   * `auth()`; then connect again (`client.connect(transport)` restarts this transport).
+   */
+  async finishAuth(authorizationCode: string): Promise<void> {
+    if (this.authProvider === undefined) throw await unauthorizedError('No auth provider');
+    await authorize({
+      provider: this.authProvider,
+      serverUrl: this.http.url,
+      challenge: this.actor.getSnapshot().context.authChallenge,
+      fetch: this.http.authFetch,
+      authorizationCode,
     });
   }
 

@@ -10,11 +10,35 @@ export interface TokenSource {
 
 export interface HttpConfig {
   url: URL;
+  /** The caller's `requestInit.signal`: aborting it ends every request of the transport. */
+  signal: AbortSignal | undefined;
   fetch: FetchLike;
   /** The caller's `requestInit`, without headers and signal (those are the transport's). */
   init: RequestInit;
   headers: BaseHeaders;
   tokens: TokenSource | undefined;
+  /** A3: 'same-origin' follows a redirect only within the origin; 'follow' leaves redirects to fetch. */
+  redirectPolicy: 'same-origin' | 'follow';
+}
+
+const maxRedirects = 5;
+
+/** Same scheme, host and port; or http → https on the same host with default ports (as the SDK allows). */
+function isWithinOrigin(from: URL, to: URL): boolean {
+  if (from.protocol === to.protocol && from.hostname === to.hostname && from.port === to.port) return true;
+  return from.hostname === to.hostname && from.protocol === 'http:' && from.port === '' && to.protocol === 'https:' && to.port === '';
+}
+
+/** Where a redirect response points, if it is one. */
+export function redirectTarget(response: Response, from: URL): URL | undefined {
+  if (![301, 302, 303, 307, 308].includes(response.status)) return undefined;
+  const location = response.headers.get('location');
+  if (location === null) return undefined;
+  try {
+    return new URL(location, from);
+  } catch {
+    return undefined;
+  }
 }
 
 /** A response whose body may still be read; `release()` aborts it and unlinks it from the lifetime. */
@@ -50,6 +74,14 @@ export class HttpClient {
   /** A new lifetime for a new start; the previous one stays aborted. */
   begin(): void {
     if (this.lifetime.signal.aborted) this.lifetime = new AbortController();
+    const outer = this.config.signal;
+    if (outer === undefined) return;
+    const lifetime = this.lifetime;
+    // One listener per lifetime on the caller's signal, never one per request (H10).
+    if (outer.aborted) lifetime.abort(outer.reason);
+    else outer.addEventListener('abort', () => {
+      lifetime.abort(outer.reason);
+    }, { once: true, signal: lifetime.signal });
   }
 
   /** Aborts every request, stream and body still linked to this lifetime. */
@@ -74,17 +106,48 @@ export class HttpClient {
     };
     lifetime.addEventListener('abort', onLifetimeEnd, { once: true });
     spec.signal.addEventListener('abort', release, { once: true });
+    if (spec.signal.aborted) release();
     try {
       const headers = await this.headersFor(spec);
       const init: RequestInit = { ...this.config.init, method: spec.method, headers, signal: controller.signal };
       if (spec.body !== undefined) init.body = spec.body;
-      const response = await this.config.fetch(this.config.url, init);
+      const response = await this.fetchWithPolicy(this.config.url, init);
       return { response, release };
     } catch (error) {
       release();
       throw error;
     }
   }
+
+  /**
+   * A3: with 'same-origin', redirects are followed here, and only within the request's origin
+   * and method; a redirect elsewhere is returned unfollowed, so no credential or session ID
+   * ever crosses origins. `requestInit.redirect` of 'error' or 'manual' is passed through.
+   */
+  fetchWithPolicy(url: URL, init: RequestInit): Promise<Response> {
+    const fetchFn = this.config.fetch;
+    if (this.config.redirectPolicy === 'follow' || init.redirect === 'error' || init.redirect === 'manual') {
+      return fetchFn(url, init);
+    }
+    const manual: RequestInit = { ...init, redirect: 'manual' };
+    const method = (init.method ?? 'GET').toUpperCase();
+    const follow = async (from: URL, response: Response, hops: number): Promise<Response> => {
+      const target = redirectTarget(response, from);
+      if (target === undefined || hops >= maxRedirects) return response;
+      const keepsMethod = response.status === 307 || response.status === 308 || method === 'GET' || method === 'HEAD';
+      const addsUserinfo = (target.username !== '' || target.password !== '') && (target.username !== from.username || target.password !== from.password);
+      if (!keepsMethod || addsUserinfo || !isWithinOrigin(from, target)) return response;
+      await response.body?.cancel().catch(() => undefined);
+      return follow(target, await fetchFn(target, manual), hops + 1);
+    };
+    return fetchFn(url, manual).then((response) => follow(url, response, 0));
+  }
+
+  /** H9, A1: the fetch the SDK's OAuth flow uses: the caller's fetch, requestInit and redirect policy. */
+  readonly authFetch: FetchLike = (url, init) => {
+    const headers = { ...this.config.headers.custom, ...Object.fromEntries(new Headers(init?.headers).entries()) };
+    return this.fetchWithPolicy(new URL(url), { ...this.config.init, ...init, headers });
+  };
 
   /** Hands the exchange to a new owner (a stream reader): the calling actor no longer aborts it. */
   static detach(exchange: Exchange, signal: AbortSignal): void {

@@ -8,7 +8,8 @@ import type {
 import type { PostRequestInput } from '../../machines/post-stream.js';
 import { ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
 import { cut, isResponse, sessionIdSchema, validateMessage } from '../schema.js';
-import { HttpClient, type Exchange } from './client.js';
+import { HttpClient, redirectTarget, type Exchange } from './client.js';
+import { parseChallenge } from './auth.js';
 import { mediaType } from './headers.js';
 
 /** Largest error body read to look for a JSON-RPC error in it (P7). */
@@ -48,14 +49,24 @@ function responseSessionId(response: Response): string | undefined {
   return raw;
 }
 
-function statusError(exchange: Exchange, what: string, body: string, sessionMissing: boolean): StreamableHTTPError {
-  const { status, statusText } = exchange.response;
-  const reason = sessionMissing ? 'session not found' : statusText || 'error';
+function statusError(exchange: Exchange, what: string, body: string, sessionMissing: boolean, url: URL): StreamableHTTPError {
+  const { response } = exchange;
+  const { status, statusText } = response;
+  const target = redirectTarget(response, url);
+  let reason = sessionMissing ? 'session not found' : statusText || 'error';
+  if (target !== undefined) {
+    target.username = target.password = target.search = target.hash = '';
+    reason = `redirect to ${target.href} not followed (redirectPolicy: 'same-origin')`;
+  } else if (response.type === 'opaqueredirect') {
+    reason = 'redirect not followed: this runtime does not expose its target';
+  }
+  const challenge = status === 401 || status === 403 ? parseChallenge(response.headers.get('www-authenticate')) : undefined;
   return new StreamableHTTPError(`${what}: HTTP ${status} ${reason}${body ? `: ${cut(body, 200)}` : ''}`, {
     status,
     statusText,
     body: cut(body),
     sessionMissing,
+    challenge,
   });
 }
 
@@ -108,7 +119,7 @@ export async function postMessage(
         const answer = errorResponseFor(body, input.requestIds);
         if (answer !== undefined) return { kind: 'json', sessionId: undefined, response: answer };
       }
-      throw statusError(exchange, 'POST', body, sessionMissing);
+      throw statusError(exchange, 'POST', body, sessionMissing, http.url);
     }
     const sessionId = responseSessionId(response);
     const type = mediaType(response.headers.get('content-type'));
@@ -177,12 +188,18 @@ async function deliverJsonBody(
 export async function openEventStream(
   http: HttpClient,
   sink: MessageSink,
-  spec: { sessionId: string | undefined; protocolVersion: string | undefined; lastEventId: string | undefined },
+  spec: { sessionId: string | undefined; protocolVersion: string | undefined; lastEventId: string | undefined; authorization: boolean },
   signal: AbortSignal,
 ): Promise<GetResult> {
   let exchange: Exchange;
   try {
-    exchange = await http.request({ method: 'GET', ...spec, signal });
+    exchange = await http.request({
+      method: 'GET',
+      sessionId: spec.sessionId,
+      protocolVersion: spec.protocolVersion,
+      lastEventId: spec.lastEventId,
+      signal,
+    });
   } catch (error) {
     throw networkError(error, 'GET');
   }
@@ -194,12 +211,13 @@ export async function openEventStream(
   }
   try {
     const body = await bodyText(response, 1024);
-    if (response.status === 404 && spec.sessionId !== undefined) throw statusError(exchange, 'GET', body, true);
-    if (response.status === 429 || response.status >= 500) throw statusError(exchange, 'GET', body, false);
+    if (response.status === 404 && spec.sessionId !== undefined) throw statusError(exchange, 'GET', body, true, http.url);
+    if (response.status === 429 || response.status >= 500) throw statusError(exchange, 'GET', body, false, http.url);
+    if (response.status === 401 && spec.authorization) throw statusError(exchange, 'GET', body, false, http.url);
     if (response.status === 405) return { kind: 'unsupported', status: 405, warning: undefined };
     const warning = response.ok
       ? new ProtocolError(`GET stream answered with ${type ? `content type "${type}"` : 'no content type'}; no server stream`)
-      : statusError(exchange, 'GET stream refused', body, false);
+      : statusError(exchange, 'GET stream refused', body, false, http.url);
     sink.warn(warning);
     return { kind: 'unsupported', status: response.status, warning };
   } finally {

@@ -454,3 +454,116 @@ describe('session recovery (F3)', () => {
     expect(sink.delivered.at(-1)).toMatchObject({ id: 1, error: { data: { type: 'SessionExpiredError' } } });
   });
 });
+
+describe('authorization (A1, A2)', () => {
+  const unauthorized = (challenge = { scope: 'read' }) =>
+    new StreamableHTTPError('HTTP 401', { status: 401, challenge: { resourceMetadataUrl: 'http://127.0.0.1/prm', ...challenge } });
+
+  it('A1: a 401 on initialize authorizes with the challenge, then initialize goes again and the chart carries on', async () => {
+    const { io, actor, sink } = setUp({ authorization: true });
+    actor.send({ type: 'start' });
+    const initTicket = ticket();
+    actor.send({ type: 'send', message: initializeRequest, ticket: initTicket });
+    await flush();
+    io.posts[0]!.reject(unauthorized());
+    await flush();
+    expect(actor.getSnapshot().hasTag('authorizing')).toBe(true);
+    expect(io.authorizations[0]!.input.challenge).toEqual({ resourceMetadataUrl: 'http://127.0.0.1/prm', scope: 'read' });
+    // A send meanwhile waits for authorization.
+    const waiting = ticket();
+    actor.send({ type: 'send', message: call(5), ticket: waiting });
+    await flush();
+    expect(io.posts).toHaveLength(1);
+    io.authorizations[0]!.resolve('AUTHORIZED');
+    await flush();
+    expect(actor.getSnapshot().value).toBe('connecting');
+    expect(io.posts[1]!.input.message).toEqual(initializeRequest);
+    expect(io.posts[2]!.input.message).toEqual(call(5));
+    io.posts[1]!.resolve({ kind: 'json', sessionId: 'abc', response: initializeResult });
+    await flush();
+    expect(actor.getSnapshot().value).toBe('initializing');
+    expect(initTicket.outcome).toBe('accepted');
+    expect(sink.delivered).toEqual([initializeResult]);
+  });
+
+  it('A1: a second 401 after a successful flow fails the call without another flow', async () => {
+    const { io, actor } = setUp({ authorization: true });
+    await connect(io, actor);
+    const t = ticket();
+    actor.send({ type: 'send', message: call(1), ticket: t });
+    await flush();
+    io.posts[2]!.reject(unauthorized());
+    await flush();
+    io.authorizations[0]!.resolve('AUTHORIZED');
+    await flush();
+    expect(actor.getSnapshot().hasTag('connected')).toBe(true);
+    io.posts.at(-1)!.reject(unauthorized());
+    await flush();
+    expect(io.authorizations).toHaveLength(1);
+    expect(t.outcome).toBeInstanceOf(StreamableHTTPError);
+    expect(actor.getSnapshot().hasTag('connected')).toBe(true);
+  });
+
+  it('A1: a flow that needs the user (the SDK\'s UnauthorizedError) fails the waiting calls with that very error, and no synthetic answer', async () => {
+    const { io, actor, sink } = setUp({ authorization: true });
+    actor.send({ type: 'start' });
+    const initTicket = ticket();
+    actor.send({ type: 'send', message: initializeRequest, ticket: initTicket });
+    await flush();
+    io.posts[0]!.reject(unauthorized());
+    await flush();
+    class UnauthorizedError extends Error {}
+    const redirect = new UnauthorizedError('redirect needed');
+    io.authorizations[0]!.reject(redirect);
+    await flush();
+    expect(initTicket.outcome).toBe(redirect);
+    expect(sink.delivered).toEqual([]);
+    expect(actor.getSnapshot().hasTag('failed')).toBe(true);
+    // F2: start again after finishAuth works from failed.
+    actor.send({ type: 'start' });
+    expect(actor.getSnapshot().value).toBe('connecting');
+  });
+
+  it('A2: 403 insufficient_scope steps up with the challenged scope, at most maxStepUpRetries times', async () => {
+    const { io, actor } = setUp({ authorization: true, maxStepUpRetries: 1 });
+    await connect(io, actor);
+    const t = ticket();
+    actor.send({ type: 'send', message: call(1), ticket: t });
+    await flush();
+    const insufficient = () =>
+      new StreamableHTTPError('HTTP 403', { status: 403, challenge: { error: 'insufficient_scope', scope: 'tools:write' } });
+    io.posts[2]!.reject(insufficient());
+    await flush();
+    expect(io.authorizations[0]!.input.challenge).toMatchObject({ scope: 'tools:write' });
+    io.authorizations[0]!.resolve('AUTHORIZED');
+    await flush();
+    io.posts.at(-1)!.reject(insufficient());
+    await flush();
+    expect(io.authorizations).toHaveLength(1);
+    expect(t.outcome).toBeInstanceOf(StreamableHTTPError);
+  });
+
+  it('A1: a 401 on the standalone GET authorizes, then the stream opens again', async () => {
+    const { io, actor } = setUp({ authorization: true });
+    await connect(io, actor);
+    io.gets[0]!.reject(unauthorized());
+    await flush();
+    expect(actor.getSnapshot().hasTag('authorizing')).toBe(true);
+    io.authorizations[0]!.resolve('AUTHORIZED');
+    await flush();
+    expect(actor.getSnapshot().hasTag('connected')).toBe(true);
+    expect(io.gets).toHaveLength(2);
+  });
+
+  it('A1: without an authProvider a 401 is an ordinary failed call', async () => {
+    const { io, actor } = setUp({ authorization: false });
+    await connect(io, actor);
+    const t = ticket();
+    actor.send({ type: 'send', message: call(1), ticket: t });
+    await flush();
+    io.posts[2]!.reject(unauthorized());
+    await flush();
+    expect(io.authorizations).toHaveLength(0);
+    expect(t.outcome).toBeInstanceOf(StreamableHTTPError);
+  });
+});

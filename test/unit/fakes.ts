@@ -12,6 +12,7 @@ import {
 import { standaloneStreamMachine, type OpenStandaloneInput } from '../../machines/standalone-stream.js';
 import { defaultReconnection } from '../../machines/backoff.js';
 import type {
+  AuthChallenge,
   ChartOptions,
   GetResult,
   JSONRPCMessage,
@@ -41,6 +42,7 @@ export function fakeIo() {
   const resumes: Pending<ResumeInput, GetResult>[] = [];
   const gets: Pending<OpenStandaloneInput, GetResult>[] = [];
   const deletes: Pending<DeleteSessionInput, { status: number }>[] = [];
+  const authorizations: Pending<{ challenge: AuthChallenge | undefined }, 'AUTHORIZED'>[] = [];
   const readers: FakeReader[] = [];
   const pending = <I, O>(list: Pending<I, O>[]) =>
     fromPromise<O, I>(
@@ -54,6 +56,7 @@ export function fakeIo() {
     resumeStream: pending(resumes),
     openStandalone: pending(gets),
     deleteSession: pending(deletes),
+    authorize: pending(authorizations),
     readStream: fromCallback<StreamReaderCommand, ReadStreamInput>(({ input, sendBack, receive }) => {
       const reader: FakeReader = {
         input,
@@ -70,7 +73,7 @@ export function fakeIo() {
       };
     }),
   };
-  return { posts, resumes, gets, deletes, readers, actors };
+  return { posts, resumes, gets, deletes, authorizations, readers, actors };
 }
 
 export type FakeIo = ReturnType<typeof fakeIo>;
@@ -85,6 +88,7 @@ export function machineWith(io: FakeIo) {
         actors: { openStandalone: io.actors.openStandalone, readStream: io.actors.readStream },
       }),
       deleteSession: io.actors.deleteSession,
+      authorize: io.actors.authorize,
     },
   });
 }
@@ -97,6 +101,8 @@ export function chartOptions(overrides: Partial<ChartOptions> = {}): ChartOption
     deleteTimeout: 5_000,
     sessionRecovery: 'fail',
     strict: false,
+    authorization: false,
+    maxStepUpRetries: 1,
     streamIdleTimeout: undefined,
     maxMessageBytes: 16 * 1024 * 1024,
     sessionId: undefined,

@@ -21,7 +21,7 @@ function setUp(overrides: Partial<ChartOptions> = {}, message: typeof request | 
     invoke: {
       id: 'post-1',
       src: child,
-      input: { message, ticket: sendTicket, origin: 'caller' as const, sessionId: 's', protocolVersion: 'v', options: chartOptions(overrides) },
+      input: { message, ticket: sendTicket, origin: 'caller' as const, attempts: { auth: 0, stepUps: 0 }, sessionId: 's', protocolVersion: 'v', options: chartOptions(overrides) },
     },
     on: { '*': { actions: ({ event }) => reports.push(event as PostStreamReport) } },
   });
@@ -150,6 +150,7 @@ describe('POST stream chart: idle streams and resumption tokens', () => {
         message: request,
         ticket: sendTicket,
         origin: 'caller',
+        attempts: { auth: 0, stepUps: 0 },
         sessionId: 's',
         protocolVersion: 'v',
         options: chartOptions(),
