@@ -1,4 +1,4 @@
-import { assign, emit, enqueueActions, fromPromise, setup, stopChild } from 'xstate';
+import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, stopChild } from 'xstate';
 import type {
   AuthChallenge,
   ChartOptions,
@@ -46,7 +46,13 @@ export type ConnectionEvent =
   | { type: 'close' }
   | { type: 'session.terminate'; ticket: SendTicket }
   | PostStreamReport
-  | StandaloneStreamReport;
+  | StandaloneStreamReport
+  | LegacyStreamReport;
+
+/** What the legacy (2024-11-05) stream actor tells the chart (L1). */
+export type LegacyStreamReport =
+  | { type: 'legacy.endpoint'; endpoint: string }
+  | { type: 'legacy.ended'; error: Error };
 
 /** What the running chart tells its host (the facade, a UI) without being asked. */
 export type ConnectionEmitted =
@@ -88,6 +94,8 @@ export interface ConnectionContext extends ConnectionInput {
   authChallenge: AuthChallenge | undefined;
   /** The state that met the 401 or 403, where authorizing returns to. */
   authReturn: AuthReturn;
+  /** L1: where messages are POSTed on the legacy HTTP+SSE transport. */
+  legacyEndpoint: string | undefined;
   /** A different session ID was already reported once (H7). */
   sessionIdMismatchReported: boolean;
   nextPostId: number;
@@ -156,6 +164,7 @@ function freshSession(context: ConnectionContext): ConnectionContext {
     expiredSessionId: undefined,
     queue: [],
     error: undefined,
+    legacyEndpoint: undefined,
     sessionIdMismatchReported: false,
   };
 }
@@ -167,6 +176,7 @@ function postInput(context: ConnectionContext, send: QueuedSend): PostStreamInpu
     ticket: send.ticket,
     origin: send.origin,
     attempts: send.attempts ?? { auth: 0, stepUps: 0 },
+    endpoint: context.legacyEndpoint,
     resumptionToken: send.resumptionToken,
     onResumptionToken: send.onResumptionToken,
     // H3: an initialize never carries a session or version, even stale ones.
@@ -191,6 +201,9 @@ export const connectionMachine = setup({
     }),
     authorize: fromPromise<'AUTHORIZED', { challenge: AuthChallenge | undefined }>(() => {
       throw new Error("actor 'authorize' must be provided with machine.provide({ actors })");
+    }),
+    legacyStream: fromCallback<{ type: 'noop' }, Record<string, never>>(() => {
+      throw new Error("actor 'legacyStream' must be provided with machine.provide({ actors })");
     }),
   },
   guards: {
@@ -230,6 +243,12 @@ export const connectionMachine = setup({
       !context.sessionIdMismatchReported,
     standaloneEnabled: ({ context }) => context.options.standaloneStream,
     authorizes: ({ context }) => context.options.authorization,
+    /** L1: 400, 404 or 405 to initialize (never 401/403) means a server of the 2024-11-05 transport. */
+    canFallBackToLegacy: ({ context, event }) => {
+      if (event.type !== 'post.failed' || !context.options.legacyFallback || !isRequest(event.message, INITIALIZE)) return false;
+      const status = (event.error as { status?: unknown }).status;
+      return status === 400 || status === 404 || status === 405;
+    },
     returnsTo: ({ context }, params: { state: AuthReturn }) => context.authReturn === params.state,
     hasSession: ({ context }) => context.sessionId !== undefined,
     /** SDK semantics: 405 means the server does not allow termination, which is fine. */
@@ -296,6 +315,18 @@ export const connectionMachine = setup({
         authChallenge: challenge ?? context.authChallenge,
         queue: [...context.queue, { message: event.message, ticket: event.ticket, origin: event.origin, attempts }],
       };
+    }),
+    holdForLegacy: assign({
+      queue: ({ context, event }) =>
+        event.type === 'post.failed'
+          ? [...context.queue, { message: event.message, ticket: event.ticket, origin: 'retry' as const, attempts: event.attempts }]
+          : context.queue,
+    }),
+    adoptEndpoint: assign({
+      legacyEndpoint: ({ context, event }) => (event.type === 'legacy.endpoint' ? event.endpoint : context.legacyEndpoint),
+    }),
+    failLegacy: assign({
+      error: ({ context, event }) => (event.type === 'legacy.ended' ? asFailure(event.error) : context.error),
     }),
     returnTo: assign((_, params: { state: AuthReturn }) => ({ authReturn: params.state })),
     holdStandaloneChallenge: assign({
@@ -476,6 +507,7 @@ export const connectionMachine = setup({
     error: undefined,
     authChallenge: undefined,
     authReturn: 'connecting',
+    legacyEndpoint: undefined,
     sessionIdMismatchReported: false,
     nextPostId: 0,
     terminateTicket: undefined,
@@ -515,6 +547,7 @@ export const connectionMachine = setup({
             target: 'authorizing',
             actions: ['stopPost', 'holdForAuthorization', { type: 'returnTo', params: { state: 'connecting' } }],
           },
+          { guard: 'canFallBackToLegacy', target: 'legacy', actions: ['stopPost', 'holdForLegacy'] },
           { guard: 'isInitializeFailure', target: 'failed', actions: ['answerFailure', 'stopPost', 'failInitialize'] },
           { actions: ['answerFailure', 'stopPost'] },
         ],
@@ -644,6 +677,32 @@ export const connectionMachine = setup({
           { guard: 'needsAuthorization', actions: ['stopPost', 'holdForAuthorization'] },
           { actions: ['answerFailure', 'stopPost'] },
         ],
+      },
+    },
+    /**
+     * L1, L2: the server speaks the 2024-11-05 HTTP+SSE transport: one GET stream announces the
+     * endpoint for POSTs and carries every message; the API does not change.
+     */
+    legacy: {
+      invoke: { src: 'legacyStream', input: {} },
+      initial: 'awaitingEndpoint',
+      on: {
+        'legacy.ended': { target: 'failed', actions: 'failLegacy' },
+        'post.done': { actions: ['deliverResponse', 'stopPost'] },
+        'post.failed': { actions: ['answerFailure', 'stopPost'] },
+      },
+      states: {
+        awaitingEndpoint: {
+          tags: ['connecting'],
+          on: {
+            send: { actions: 'queueSend' },
+            'legacy.endpoint': { target: 'ready', actions: ['adoptEndpoint', 'flushQueue'] },
+          },
+        },
+        ready: {
+          tags: ['connected'],
+          on: { send: { actions: 'spawnPost' } },
+        },
       },
     },
     /** The server forgot the session (P8): re-establish it (F3) or fail with SessionExpiredError. */

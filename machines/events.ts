@@ -86,6 +86,8 @@ export interface ChartOptions {
   maxMessageBytes: number;
   /** A session ID given by the caller (the SDK's `sessionId` option): the session is resumed, not initialized. */
   sessionId: string | undefined;
+  /** L1: an initialize answered 400, 404 or 405 falls back to the 2024-11-05 HTTP+SSE transport. */
+  legacyFallback: boolean;
   /** An authProvider was given: 401 and 403 insufficient_scope lead to authorizing (A1, A2). */
   authorization: boolean;
   /** A2: how many step-ups (403 insufficient_scope) one message may go through. */

@@ -27,6 +27,8 @@ export interface PostStreamInput {
   origin: PostOrigin;
   /** Authorization already gone through for this message (A1, A2); reported back unchanged. */
   attempts: SendAttempts;
+  /** L1: the legacy transport's message endpoint; any 2xx accepts, replies come on its stream. */
+  endpoint?: string | undefined;
   sessionId: string | undefined;
   protocolVersion: string | undefined;
   options: ChartOptions;
@@ -39,6 +41,7 @@ export interface PostStreamInput {
 export interface PostRequestInput {
   message: JSONRPCMessage | JSONRPCMessage[];
   requestIds: readonly JSONRPCId[];
+  endpoint: string | undefined;
   sessionId: string | undefined;
   protocolVersion: string | undefined;
 }
@@ -222,6 +225,7 @@ export const postStreamMachine = setup({
         input: ({ context }) => ({
           message: context.message,
           requestIds: context.requestIds,
+          endpoint: context.endpoint,
           sessionId: context.sessionId,
           protocolVersion: context.protocolVersion,
         }),

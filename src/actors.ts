@@ -13,6 +13,7 @@ import type { HttpClient } from './http/client.js';
 import { deleteSession, openEventStream, postMessage, type ExchangeOptions } from './http/exchanges.js';
 import { readEventStream } from './sse/reader.js';
 import { authorize } from './http/auth.js';
+import { openLegacyStream } from './legacy/stream.js';
 
 /** The I/O actors the charts name, bound to one transport's HTTP client and sink. */
 export function createIoActors(http: HttpClient, sink: MessageSink, options: ExchangeOptions & { authProvider: object | undefined }) {
@@ -41,6 +42,11 @@ export function createIoActors(http: HttpClient, sink: MessageSink, options: Exc
         reader.stop();
       };
     }),
+    legacyStream: fromCallback<{ type: 'noop' }, Record<string, never>>(({ sendBack }) =>
+      openLegacyStream(http, sink, { authorization: options.authProvider !== undefined, maxMessageBytes: options.maxMessageBytes }, (report) => {
+        sendBack(report);
+      }),
+    ),
     deleteSession: fromPromise<{ status: number }, DeleteSessionInput>(({ input, signal }) =>
       deleteSession(http, input, signal),
     ),

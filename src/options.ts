@@ -33,6 +33,8 @@ export interface StreamableHTTPClientTransportOptions {
   deleteTimeout?: number | undefined;
   /** What a session the server forgot leads to (F3). Default 'reinitialize'. */
   sessionRecovery?: 'reinitialize' | 'fail' | undefined;
+  /** L1: fall back to the 2024-11-05 HTTP+SSE transport when initialize is answered 400, 404 or 405. Default true. */
+  legacyFallback?: boolean | undefined;
   /** Treat a lenient case as an error: e.g. 200 to a notification (P1). Default false. */
   strict?: boolean | undefined;
   /** Treat a stream that sends nothing (not even a comment) for this many ms as dropped, and resume it (R9). Default off. */
@@ -60,6 +62,7 @@ export function resolveChartOptions(options: StreamableHTTPClientTransportOption
     sessionRecovery: options.sessionRecovery ?? 'reinitialize',
     strict: options.strict ?? false,
     authorization: options.authProvider !== undefined,
+    legacyFallback: options.legacyFallback ?? true,
     maxStepUpRetries: options.maxStepUpRetries ?? 1,
     streamIdleTimeout: options.streamIdleTimeout,
     maxMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,

@@ -58,6 +58,7 @@ export function createConnectionMachine(
       }),
       deleteSession: io.deleteSession,
       authorize: io.authorize,
+      legacyStream: io.legacyStream,
     },
   });
 }

@@ -49,6 +49,8 @@ export interface Exchange {
 
 export interface RequestSpec {
   method: 'POST' | 'GET' | 'DELETE';
+  /** Another URL than the endpoint (the legacy transport's message endpoint). */
+  url?: URL | undefined;
   sessionId: string | undefined;
   protocolVersion: string | undefined;
   lastEventId?: string | undefined;
@@ -111,7 +113,7 @@ export class HttpClient {
       const headers = await this.headersFor(spec);
       const init: RequestInit = { ...this.config.init, method: spec.method, headers, signal: controller.signal };
       if (spec.body !== undefined) init.body = spec.body;
-      const response = await this.fetchWithPolicy(this.config.url, init);
+      const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init);
       return { response, release };
     } catch (error) {
       release();

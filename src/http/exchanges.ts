@@ -97,6 +97,7 @@ export async function postMessage(
   input: PostRequestInput,
   signal: AbortSignal,
 ): Promise<PostResult> {
+  if (input.endpoint !== undefined) return postLegacy(http, input, signal);
   let exchange: Exchange;
   try {
     exchange = await http.request({
@@ -144,6 +145,31 @@ export async function postMessage(
     );
   } finally {
     if (!handedOff) exchange.release();
+  }
+}
+
+/** L1: a POST to the legacy message endpoint: any 2xx accepts; every reply comes on the stream. */
+async function postLegacy(http: HttpClient, input: PostRequestInput, signal: AbortSignal): Promise<PostResult> {
+  let exchange: Exchange;
+  try {
+    exchange = await http.request({
+      method: 'POST',
+      url: new URL(input.endpoint ?? '', http.url),
+      sessionId: undefined,
+      protocolVersion: input.protocolVersion,
+      body: JSON.stringify(input.message),
+      signal,
+    });
+  } catch (error) {
+    throw networkError(error, 'POST');
+  }
+  try {
+    if (!exchange.response.ok) {
+      throw statusError(exchange, 'POST (legacy)', await bodyText(exchange.response, 1024), false, http.url);
+    }
+    return { kind: 'accepted', sessionId: undefined };
+  } finally {
+    exchange.release();
   }
 }
 

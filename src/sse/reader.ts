@@ -9,6 +9,8 @@ export interface ReaderOptions extends ReadStreamInput {
   sink: MessageSink;
   /** S5: the largest single event, in bytes. */
   maxMessageBytes: number;
+  /** L1: the legacy transport's `endpoint` event. */
+  onEndpoint?: ((data: string) => void) | undefined;
 }
 
 /** How many delivered event ids a stream remembers to drop replays (R7); older ones are forgotten. */
@@ -63,6 +65,10 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
         lastEventId = event.id;
         progressed = true;
         options.onEventId?.(event.id);
+      }
+      if (event.event === 'endpoint' && options.onEndpoint !== undefined) {
+        options.onEndpoint(event.data);
+        return;
       }
       // S2: priming events (empty data) and events of other names are not messages.
       if (event.data === '' || (event.event !== undefined && event.event !== 'message')) return;

@@ -102,6 +102,7 @@ export function chartOptions(overrides: Partial<ChartOptions> = {}): ChartOption
     sessionRecovery: 'fail',
     strict: false,
     authorization: false,
+    legacyFallback: false,
     maxStepUpRetries: 1,
     streamIdleTimeout: undefined,
     maxMessageBytes: 16 * 1024 * 1024,

@@ -1,0 +1,76 @@
+import type { MessageSink } from '../../machines/events.js';
+import type { LegacyStreamReport } from '../../machines/connection.js';
+import { ProtocolError, StreamEndedError, toError } from '../../machines/errors.js';
+import type { HttpClient } from '../http/client.js';
+import { openEventStream } from '../http/exchanges.js';
+import { readEventStream, type StreamReader } from '../sse/reader.js';
+
+/**
+ * L1: the 2024-11-05 HTTP+SSE transport's one stream: GET the URL, wait for the `endpoint` event
+ * (resolved against the URL; another origin is refused), then deliver every message it carries.
+ * Returns the cleanup that ends the stream.
+ */
+export function openLegacyStream(
+  http: HttpClient,
+  sink: MessageSink,
+  options: { authorization: boolean; maxMessageBytes: number },
+  report: (event: LegacyStreamReport) => void,
+): () => void {
+  const controller = new AbortController();
+  let reader: StreamReader | undefined;
+  let ended = false;
+  const end = (error: Error) => {
+    if (ended) return;
+    ended = true;
+    report({ type: 'legacy.ended', error });
+  };
+  const onEndpoint = (data: string) => {
+    let endpoint: URL;
+    try {
+      endpoint = new URL(data, http.url);
+    } catch (cause) {
+      end(new ProtocolError(`legacy endpoint event is not a URL: ${data.slice(0, 200)}`, { cause }));
+      return;
+    }
+    if (endpoint.origin !== http.url.origin) {
+      end(new ProtocolError(`legacy endpoint ${endpoint.origin} is not the server's origin; refusing it`));
+      return;
+    }
+    report({ type: 'legacy.endpoint', endpoint: endpoint.href });
+  };
+  openEventStream(http, sink, { sessionId: undefined, protocolVersion: undefined, lastEventId: undefined, authorization: options.authorization }, controller.signal)
+    .then((result) => {
+      if (ended || controller.signal.aborted) {
+        if (result.kind === 'sse') result.stream.release();
+        return;
+      }
+      if (result.kind !== 'sse') {
+        end(new ProtocolError(`legacy fallback: GET answered HTTP ${result.status}, not an event stream`, { cause: result.warning }));
+        return;
+      }
+      reader = readEventStream(
+        {
+          stream: result.stream,
+          requestIds: [],
+          lastEventId: undefined,
+          seenIds: new Set(),
+          replay: false,
+          onEventId: undefined,
+          maxMessageBytes: options.maxMessageBytes,
+          onEndpoint,
+          sink,
+        },
+        (event) => {
+          end(event.type === 'stream.ended' && event.end.error ? event.end.error : new StreamEndedError('the legacy SSE stream ended'));
+        },
+      );
+    })
+    .catch((error: unknown) => {
+      end(toError(error));
+    });
+  return () => {
+    ended = true;
+    controller.abort();
+    reader?.stop();
+  };
+}
