@@ -4,6 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+// The legacy transport is deprecated in the SDK; it is exactly what L1 must still talk to.
+// eslint-disable-next-line @typescript-eslint/no-deprecated
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { ProtocolError, StreamableHTTPClientTransport } from '../../src/index.js';
 
@@ -32,6 +34,7 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse) => Pr
 }
 
 async function startLegacyServer(options: { endpointOrigin?: string; postStatus?: number } = {}): Promise<LegacyServer> {
+  // eslint-disable-next-line @typescript-eslint/no-deprecated
   const transports = new Map<string, SSEServerTransport>();
   const servers: McpServer[] = [];
   const requests: LegacyServer['requests'] = [];
@@ -50,6 +53,7 @@ async function startLegacyServer(options: { endpointOrigin?: string; postStatus?
       return;
     }
     if (req.method === 'GET' && path === '/mcp') {
+      // eslint-disable-next-line @typescript-eslint/no-deprecated
       const transport = new SSEServerTransport('/messages', res);
       transports.set(transport.sessionId, transport);
       const mcp = new McpServer({ name: 'legacy', version: '1.0.0' });
@@ -76,7 +80,7 @@ async function startLegacyServer(options: { endpointOrigin?: string; postStatus?
     close: async () => {
       for (const mcp of servers) await mcp.close();
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => server.close(() => { resolve(); }));
     },
   };
 }
