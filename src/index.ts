@@ -13,3 +13,4 @@ export type {
   ReconnectionOptions,
   ReconnectionScheduler,
 } from '../machines/events.js';
+export { createJsonlRecorder, toRecord, type JsonlRecord, type RecorderOptions } from './inspect.js';

@@ -1,0 +1,114 @@
+import type { InspectionEvent, Observer } from 'xstate';
+import { fingerprint } from '../machines/connection.js';
+
+/**
+ * U4, X1: a recorder of the chart's inspection events as JSON lines, for offline inspection.
+ * Session IDs and tokens never appear in it: session IDs become fingerprints, messages are
+ * reduced to their method and id (`level: 'messages'` keeps message bodies, still redacted),
+ * and tickets, sinks, streams and options are left out.
+ */
+
+export interface RecorderOptions {
+  /** 'lifecycle' (default): states, events and their methods; 'messages': message bodies too. */
+  level?: 'lifecycle' | 'messages';
+  /** Clock for the `t` field, ms; defaults to Date.now. */
+  now?: () => number;
+}
+
+export interface JsonlRecord {
+  t: number;
+  kind: 'actor' | 'event' | 'snapshot';
+  actor: string;
+  [key: string]: unknown;
+}
+
+const sessionHeader = /mcp-session-id/i;
+
+/** A copy safe to write down: no functions, no I/O handles, session IDs fingerprinted, bearer tokens removed. */
+function redact(value: unknown, level: RecorderOptions['level'], depth = 0): unknown {
+  if (depth > 6) return '…';
+  if (typeof value === 'string') return value.replace(/Bearer\s+[^\s"]+/gi, 'Bearer ‹redacted›');
+  if (typeof value !== 'object' || value === null) return typeof value === 'function' ? undefined : value;
+  if (Array.isArray(value)) return value.slice(0, 50).map((item) => redact(item, level, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (typeof item === 'function') continue;
+    if (key === 'sessionId' || key === 'expiredSessionId' || sessionHeader.test(key)) {
+      out[key] = typeof item === 'string' ? fingerprint(item) : item;
+    } else if (key === 'ticket' || key === 'sink' || key === 'stream' || key === 'options' || key === 'queue' || key === 'seenIds') {
+      continue;
+    } else if (key === 'message' || key === 'response' || key === 'initializeRequest') {
+      out[key] = level === 'messages' ? redact(item, level, depth + 1) : summarize(item);
+    } else if (key === 'authorization' || key === 'access_token' || key === 'refresh_token' || key === 'tokens') {
+      out[key] = '‹redacted›';
+    } else {
+      out[key] = redact(item, level, depth + 1);
+    }
+  }
+  return out;
+}
+
+/** A message as its method and id only. */
+function summarize(message: unknown): unknown {
+  if (Array.isArray(message)) return message.map(summarize);
+  if (typeof message !== 'object' || message === null) return undefined;
+  const m = message as { method?: unknown; id?: unknown; error?: unknown };
+  return {
+    ...(typeof m.method === 'string' ? { method: m.method } : {}),
+    ...(m.id !== undefined ? { id: m.id } : {}),
+    ...(m.error !== undefined ? { error: true } : {}),
+  };
+}
+
+function errorSummary(error: unknown): unknown {
+  return error instanceof Error ? { name: error.name, message: redact(error.message, 'lifecycle') } : undefined;
+}
+
+/** An actor's id (`post-3`, `standalone`), else its system session id. */
+function actorName(ref: { sessionId: string }): string {
+  const id = (ref as { id?: unknown }).id;
+  return typeof id === 'string' ? id : ref.sessionId;
+}
+
+/** Turns one inspection event into a record, or undefined for kinds not recorded. */
+export function toRecord(event: InspectionEvent, options: RecorderOptions = {}): JsonlRecord | undefined {
+  const t = (options.now ?? Date.now)();
+  const actor = actorName(event.actorRef);
+  switch (event.type) {
+    case '@xstate.actor':
+      return { t, kind: 'actor', actor };
+    case '@xstate.event': {
+      const { type, ...payload } = event.event as { type: string } & Record<string, unknown>;
+      const details = redact(payload, options.level) as Record<string, unknown>;
+      if ('error' in payload) details.error = errorSummary(payload.error);
+      return { t, kind: 'event', actor, source: event.sourceRef === undefined ? undefined : actorName(event.sourceRef), event: type, ...(Object.keys(details).length > 0 ? { details } : {}) };
+    }
+    case '@xstate.snapshot': {
+      const snapshot = event.snapshot as { value?: unknown; status?: string; tags?: Set<string>; context?: Record<string, unknown> };
+      if (snapshot.value === undefined) return undefined;
+      const context = snapshot.context ?? {};
+      return {
+        t,
+        kind: 'snapshot',
+        actor,
+        value: snapshot.value,
+        status: snapshot.status,
+        tags: snapshot.tags ? [...snapshot.tags].sort() : [],
+        ...('sessionId' in context ? { session: fingerprint(context.sessionId as string | undefined) } : {}),
+        ...('error' in context && context.error !== undefined ? { error: errorSummary(context.error) } : {}),
+      };
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** An inspection observer (the `inspect` option) writing one JSON line per recorded event. */
+export function createJsonlRecorder(write: (line: string) => void, options: RecorderOptions = {}): Observer<InspectionEvent> {
+  return {
+    next(event) {
+      const record = toRecord(event, options);
+      if (record !== undefined) write(JSON.stringify(record));
+    },
+  };
+}

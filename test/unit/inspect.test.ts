@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { createActor } from 'xstate';
+import { createJsonlRecorder, type JsonlRecord } from '../../src/inspect.js';
+import { chartOptions, fakeIo, flush, initializeRequest, initializeResult, initialized, machineWith, recordingSink, ticket } from './fakes.js';
+
+const secretSession = 'session-SECRET-0123456789';
+
+async function recordedRun(level: 'lifecycle' | 'messages') {
+  const lines: string[] = [];
+  const io = fakeIo();
+  const actor = createActor(machineWith(io), {
+    input: { options: chartOptions(), sink: recordingSink() },
+    inspect: createJsonlRecorder((line) => lines.push(line), { level, now: () => 0 }),
+  }).start();
+  actor.send({ type: 'start' });
+  actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
+  await flush();
+  io.posts[0]!.resolve({ kind: 'json', sessionId: secretSession, response: initializeResult });
+  await flush();
+  actor.send({ type: 'send', message: initialized, ticket: ticket() });
+  await flush();
+  io.posts[1]!.resolve({ kind: 'accepted', sessionId: undefined });
+  await flush();
+  actor.send({ type: 'close' });
+  io.deletes[0]!.resolve({ status: 200 });
+  await flush();
+  return lines;
+}
+
+describe('JSONL recorder', () => {
+  it('U4: records the lifecycle as JSON lines that an offline viewer can replay', async () => {
+    const lines = await recordedRun('lifecycle');
+    const records = lines.map((line) => JSON.parse(line) as JsonlRecord);
+    const root = records.find((r) => r.kind === 'actor')?.actor;
+    const values = records.filter((r) => r.kind === 'snapshot' && r.actor === root).map((r) => JSON.stringify(r.value));
+    expect(values).toContain('"connecting"');
+    expect(values).toContain('"initializing"');
+    expect(values).toContain(JSON.stringify({ open: { session: 'active', standalone: 'active' } }));
+    expect(values.at(-1)).toBe('"closed"');
+    expect(records.some((r) => r.kind === 'event' && r.event === 'post.done')).toBe(true);
+  });
+
+  it('X1: session IDs never appear in the recording, at either level; a fingerprint stands in', async () => {
+    for (const level of ['lifecycle', 'messages'] as const) {
+      const text = (await recordedRun(level)).join('\n');
+      expect(text).not.toContain(secretSession);
+      expect(text).toMatch(/"session":"#[0-9a-f]{8}"/);
+    }
+  });
+
+  it('X1: at the lifecycle level a message is only its method and id', async () => {
+    const text = (await recordedRun('lifecycle')).join('\n');
+    expect(text).toContain('"method":"initialize"');
+    expect(text).not.toContain('clientInfo');
+    const verbose = (await recordedRun('messages')).join('\n');
+    expect(verbose).toContain('clientInfo');
+  });
+});
