@@ -39,19 +39,25 @@ export function reconnectDelay(
 export interface ScheduledWaitInput {
   scheduler: ReconnectionScheduler;
   delay: number;
+  /** Zero-based, as the SDK passes it: 0 for the first reconnect after a drop. */
   attempt: number;
 }
 
 /** The wait handed to a caller's `reconnectionScheduler`; stopping the state cancels it. */
 export const scheduledWait = fromCallback<{ type: 'noop' }, ScheduledWaitInput>(({ input, sendBack }) => {
+  let due = false;
   const cancel = input.scheduler(
     () => {
+      if (due) return;
+      due = true;
       sendBack({ type: 'reconnect.due' });
     },
     input.delay,
     input.attempt,
   );
   return () => {
-    if (typeof cancel === 'function') cancel();
+    // Cancel a wait still pending (close, cancellation); one that already fired needs nothing.
+    if (!due && typeof cancel === 'function') cancel();
+    due = true;
   };
 });

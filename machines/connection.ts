@@ -96,8 +96,12 @@ export interface ConnectionContext extends ConnectionInput {
   authReturn: AuthReturn;
   /** L1: where messages are POSTed on the legacy HTTP+SSE transport. */
   legacyEndpoint: string | undefined;
+  /** L1: the initialize failure that started the fallback, kept for the error if the fallback fails too. */
+  fallbackCause: Error | undefined;
   /** A different session ID was already reported once (H7). */
   sessionIdMismatchReported: boolean;
+  /** Sessions re-established since a call last got its response (bounds recovery loops, F3). */
+  recoveriesWithoutProgress: number;
   nextPostId: number;
   /** The caller of terminateSession() while its DELETE runs. */
   terminateTicket: SendTicket | undefined;
@@ -136,7 +140,11 @@ export function failureResponse(id: JSONRPCRequest['id'], error: Error): JSONRPC
     error: {
       code: -32000,
       message: error.message,
-      data: { type: error.name, ...(status === undefined ? {} : { status }) },
+      data: {
+        type: error.name,
+        ...(status === undefined ? {} : { status }),
+        ...(error.cause instanceof Error ? { cause: error.cause.message } : {}),
+      },
     },
   };
 }
@@ -165,6 +173,8 @@ function freshSession(context: ConnectionContext): ConnectionContext {
     queue: [],
     error: undefined,
     legacyEndpoint: undefined,
+    fallbackCause: undefined,
+    recoveriesWithoutProgress: 0,
     sessionIdMismatchReported: false,
   };
 }
@@ -243,6 +253,8 @@ export const connectionMachine = setup({
       !context.sessionIdMismatchReported,
     standaloneEnabled: ({ context }) => context.options.standaloneStream,
     authorizes: ({ context }) => context.options.authorization,
+    /** A session re-established and no call answered since: another 404 is not the session's fault to chase again. */
+    recoveredWithoutProgress: ({ context }) => context.recoveriesWithoutProgress > 0,
     /** L1: 400, 404 or 405 to initialize (never 401/403) means a server of the 2024-11-05 transport. */
     canFallBackToLegacy: ({ context, event }) => {
       if (event.type !== 'post.failed' || !context.options.legacyFallback || !isRequest(event.message, INITIALIZE)) return false;
@@ -301,6 +313,8 @@ export const connectionMachine = setup({
       if (!isUnauthorized(event.error)) {
         for (const id of requestIdsOf(event.message)) context.sink.deliver(failureResponse(id, event.error));
       }
+      // A stream that broke after send() resolved: onerror is where its original error can still be seen (F6).
+      if (event.error instanceof StreamEndedError) context.sink.warn(event.error);
       event.ticket.failed(event.error);
     },
     /** A1, A2: the message waits for authorization, then goes again; the challenge says what to ask for. */
@@ -321,12 +335,22 @@ export const connectionMachine = setup({
         event.type === 'post.failed'
           ? [...context.queue, { message: event.message, ticket: event.ticket, origin: 'retry' as const, attempts: event.attempts }]
           : context.queue,
+      fallbackCause: ({ event }) => (event.type === 'post.failed' ? event.error : undefined),
     }),
     adoptEndpoint: assign({
       legacyEndpoint: ({ context, event }) => (event.type === 'legacy.endpoint' ? event.endpoint : context.legacyEndpoint),
     }),
+    /** The fallback failed too: the error names both, and keeps the initialize's HTTP status. */
     failLegacy: assign({
-      error: ({ context, event }) => (event.type === 'legacy.ended' ? asFailure(event.error) : context.error),
+      error: ({ context, event }) => {
+        if (event.type !== 'legacy.ended') return context.error;
+        const first = context.fallbackCause;
+        const status = (first as { status?: unknown } | undefined)?.status;
+        return new StreamableHTTPError(
+          `${first?.message ?? 'initialize failed'}; the legacy HTTP+SSE fallback failed too: ${event.error.message}`,
+          { status: typeof status === 'number' ? status : undefined, cause: event.error },
+        );
+      },
     }),
     returnTo: assign((_, params: { state: AuthReturn }) => ({ authReturn: params.state })),
     holdStandaloneChallenge: assign({
@@ -432,6 +456,18 @@ export const connectionMachine = setup({
       for (const send of context.queue) spawn('postStream', { id: `post-${next++}`, input: postInput(context, send) });
       return { nextPostId: next, queue: [] };
     }),
+    reportStandaloneDegraded: emit(({ event }) => ({
+      type: 'warning' as const,
+      error: event.type === 'standalone.degraded' ? event.error : new StreamEndedError('standalone stream degraded'),
+    })),
+    reportStandaloneGone: emit(({ event }) => ({
+      type: 'warning' as const,
+      error: new StreamEndedError('standalone stream: the server answers 404 for a session just re-established; not listening any more', {
+        cause: event.type === 'standalone.sessionMissing' ? event.error : undefined,
+      }),
+    })),
+    countRecovery: assign({ recoveriesWithoutProgress: ({ context }) => context.recoveriesWithoutProgress + 1 }),
+    resetRecoveries: assign({ recoveriesWithoutProgress: 0 }),
     emitSessionChanged: emit(({ context }) => ({
       type: 'session.changed' as const,
       previous: fingerprint(context.expiredSessionId),
@@ -457,12 +493,24 @@ export const connectionMachine = setup({
       if (kept.length !== context.queue.length) enqueue.assign({ queue: kept });
     }),
     /** Every child stops now; callers still waiting on `send()` learn why (F2). */
-    stopEverything: enqueueActions(({ context, self, enqueue }) => {
+    stopEverything: enqueueActions(({ context, self, enqueue }, params: { answer: boolean }) => {
       const reason = context.error ?? new TransportClosedError('transport closed');
       for (const [id, child] of Object.entries(self.getSnapshot().children)) {
-        const snapshot: unknown = child?.getSnapshot();
-        const ticket = (snapshot as { context?: { ticket?: SendTicket } } | undefined)?.context?.ticket;
-        ticket?.failed(reason);
+        const snapshot = child?.getSnapshot() as
+          | { status?: string; context?: { ticket?: SendTicket; requestIds?: unknown; origin?: unknown } }
+          | undefined;
+        // The snapshot read here is the one before this step: a child that already finished was answered.
+        if (snapshot?.status !== 'active') {
+          enqueue.stopChild(id);
+          continue;
+        }
+        const post = snapshot.context;
+        // On failure, calls whose response is still streaming are answered (P10); on close the
+        // Client's onclose does that.
+        if (params.answer && post?.origin !== 'recovery' && Array.isArray(post?.requestIds) && !isUnauthorized(reason)) {
+          for (const requestId of post.requestIds as JSONRPCRequest['id'][]) context.sink.deliver(failureResponse(requestId, reason));
+        }
+        post?.ticket?.failed(reason);
         enqueue.stopChild(id);
       }
       for (const queued of context.queue) queued.ticket.failed(reason);
@@ -508,7 +556,9 @@ export const connectionMachine = setup({
     authChallenge: undefined,
     authReturn: 'connecting',
     legacyEndpoint: undefined,
+    fallbackCause: undefined,
     sessionIdMismatchReported: false,
+    recoveriesWithoutProgress: 0,
     nextPostId: 0,
     terminateTicket: undefined,
   }),
@@ -580,6 +630,7 @@ export const connectionMachine = setup({
         send: [{ guard: 'isCancellation', actions: ['cancelRequest', 'spawnPost'] }, { actions: 'spawnPost' }],
         'post.done': [
           { guard: 'isOtherSessionId', actions: ['reportOtherSessionId', 'deliverResponse', 'stopPost'] },
+          { guard: 'recoveredWithoutProgress', actions: ['resetRecoveries', 'deliverResponse', 'stopPost'] },
           { actions: ['deliverResponse', 'stopPost'] },
         ],
         'post.failed': [
@@ -591,7 +642,11 @@ export const connectionMachine = setup({
           { guard: 'isSessionMissing', target: 'recovering', actions: 'stopPost' },
           { actions: ['answerFailure', 'stopPost'] },
         ],
-        'standalone.sessionMissing': { target: 'recovering' },
+        'standalone.sessionMissing': [
+          { guard: 'recoveredWithoutProgress', actions: 'reportStandaloneGone' },
+          { target: 'recovering' },
+        ],
+        'standalone.degraded': { actions: 'reportStandaloneDegraded' },
         'standalone.unauthorized': {
           guard: 'authorizes',
           target: 'authorizing',
@@ -746,7 +801,7 @@ export const connectionMachine = setup({
               {
                 guard: 'isRecovery',
                 target: '#connection.open',
-                actions: ['stopPost', 'emitSessionChanged', 'flushQueue'],
+                actions: ['stopPost', 'countRecovery', 'emitSessionChanged', 'flushQueue'],
               },
               { actions: ['deliverResponse', 'stopPost'] },
             ],
@@ -761,7 +816,7 @@ export const connectionMachine = setup({
     },
     closing: {
       tags: ['closing'],
-      entry: 'stopEverything',
+      entry: { type: 'stopEverything', params: { answer: false } },
       initial: 'choosing',
       states: {
         choosing: {
@@ -798,7 +853,7 @@ export const connectionMachine = setup({
     },
     failed: {
       tags: ['failed'],
-      entry: ['stopEverything', 'emitFailed'],
+      entry: [{ type: 'stopEverything', params: { answer: true } }, 'emitFailed'],
       on: {
         start: [
           { guard: 'hasPresetSession', target: 'open', actions: 'startFresh' },

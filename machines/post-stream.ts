@@ -318,7 +318,7 @@ export const postStreamMachine = setup({
             input: ({ context }) => ({
               scheduler: context.options.reconnectionScheduler ?? (() => undefined),
               delay: reconnectDelay(context.attempt, context.retryMs, context.options.reconnection, context.options.random),
-              attempt: context.attempt,
+              attempt: Math.max(context.attempt - 1, 0),
             }),
           },
           on: { 'reconnect.due': '#postStream.resuming' },

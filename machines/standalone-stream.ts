@@ -1,8 +1,8 @@
-import { assign, fromCallback, fromPromise, sendParent, sendTo, setup } from 'xstate';
+import { assign, enqueueActions, fromCallback, fromPromise, sendParent, sendTo, setup } from 'xstate';
 import type { ChartOptions, GetResult, OpenStream } from './events.js';
 import type { ReadStreamInput, ReconnectDue, StreamReaderCommand, StreamReaderEvent } from './post-stream.js';
 import { reconnectDelay, scheduledWait } from './backoff.js';
-import { isSessionMissing, toError } from './errors.js';
+import { isSessionMissing, StreamEndedError, toError } from './errors.js';
 
 /** The optional server-to-client stream of a session (G1–G6). */
 export interface StandaloneStreamInput {
@@ -19,6 +19,7 @@ export interface OpenStandaloneInput {
 
 export type StandaloneStreamReport =
   | { type: 'standalone.sessionMissing'; error: Error }
+  | { type: 'standalone.degraded'; error: Error }
   | { type: 'standalone.unauthorized'; error: Error };
 
 export interface StandaloneStreamContext extends StandaloneStreamInput {
@@ -65,6 +66,18 @@ export const standaloneStreamMachine = setup({
       type: 'standalone.sessionMissing',
       error: toError((event as { error?: unknown }).error),
     })),
+    /** Told once, when the budget is first spent; later rounds at the ceiling stay quiet. */
+    reportDegraded: enqueueActions(({ context, enqueue }) => {
+      if (context.attempt !== context.options.reconnection.maxRetries + 1) return;
+      const report: StandaloneStreamReport = {
+        type: 'standalone.degraded',
+        error: new StreamEndedError(
+          `standalone stream: ${context.attempt} reconnects without progress; retrying every ${context.options.reconnection.maxReconnectionDelay} ms`,
+          { cause: context.lastError },
+        ),
+      };
+      enqueue.sendParent(report);
+    }),
     reportUnauthorized: sendParent(({ event }): StandaloneStreamReport => ({
       type: 'standalone.unauthorized',
       error: toError((event as { error?: unknown }).error),
@@ -163,7 +176,7 @@ export const standaloneStreamMachine = setup({
             input: ({ context }) => ({
               scheduler: context.options.reconnectionScheduler ?? (() => undefined),
               delay: reconnectDelay(context.attempt, context.retryMs, context.options.reconnection, context.options.random),
-              attempt: context.attempt,
+              attempt: Math.max(context.attempt - 1, 0),
             }),
           },
           on: { 'reconnect.due': '#standaloneStream.opening' },
@@ -172,6 +185,7 @@ export const standaloneStreamMachine = setup({
     },
     /** Past the retry budget: still trying, at the maximum delay; the session is unaffected (G5). */
     degraded: {
+      entry: 'reportDegraded',
       initial: 'choosing',
       states: {
         choosing: { always: [{ guard: 'hasScheduler', target: 'scheduled' }, { target: 'timed' }] },
@@ -182,7 +196,7 @@ export const standaloneStreamMachine = setup({
             input: ({ context }) => ({
               scheduler: context.options.reconnectionScheduler ?? (() => undefined),
               delay: context.retryMs ?? context.options.reconnection.maxReconnectionDelay,
-              attempt: context.attempt,
+              attempt: Math.max(context.attempt - 1, 0),
             }),
           },
           on: { 'reconnect.due': '#standaloneStream.opening' },

@@ -3,8 +3,9 @@
  * writes. By default it behaves like a minimal stateful MCP server (initialize → InitializeResult
  * with an `mcp-session-id`, notifications and responses → 202, other requests → an empty result,
  * GET → 405, DELETE → 200); a test overrides the answer for a JSON-RPC method or an HTTP method
- * with any status, headers and body, including bodies written as timed chunks, SSE streams that
- * never end, and sockets destroyed before any header. Every request is recorded.
+ * with any status, headers and body, including bodies written as timed or gated chunks, SSE
+ * streams that never end, streams cut mid-body, and sockets destroyed before any header. Every
+ * request is recorded.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -29,10 +30,12 @@ export interface RecordedRequest {
   closed: Promise<{ aborted: boolean }>;
 }
 
-/** One write of a body: `delayMs` is waited before it is written. */
+/** One write of a body: `delayMs` is waited, then `until` is awaited, before it is written. */
 export interface Chunk {
   data: string | Uint8Array;
   delayMs?: number;
+  /** A gate the test opens: the chunk is written once this settles (or the server closes). */
+  until?: PromiseLike<unknown>;
 }
 
 export interface Reply {
@@ -44,6 +47,13 @@ export interface Reply {
   keepOpen?: boolean;
   /** Destroy the socket before any byte of the response is written (a network error). */
   destroy?: boolean;
+  /** Write nothing at all: the request is accepted and never answered (until the server closes). */
+  hang?: boolean;
+  /**
+   * Cut the connection once the body is written (flushed): the response never ends properly,
+   * so the client sees its body break mid-stream (a network drop after headers).
+   */
+  abort?: boolean;
   /**
    * `mcp-session-id` on this reply: a value, or null for none. Default: the server's session ID
    * (none when the server has none), as the SDK server puts it on every response.
@@ -221,6 +231,20 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
     return defaultReply(request);
   };
 
+  /** Settles when the server starts closing: pending gates stop waiting then. */
+  let wakeGates!: () => void;
+  const closingGate = new Promise<void>((resolve) => {
+    wakeGates = resolve;
+  });
+
+  /** Writes `data` and resolves once it was handed to the socket. */
+  const flushed = (res: ServerResponse, data: string | Uint8Array) =>
+    new Promise<void>((resolve) => {
+      res.write(data, () => {
+        resolve();
+      });
+    });
+
   const write = async (res: ServerResponse, reply: Reply): Promise<void> => {
     const headers: Record<string, string> = { ...reply.headers };
     const id = reply.sessionId === undefined ? sessionId : reply.sessionId;
@@ -229,8 +253,13 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
     if (reply.statusText === undefined) res.writeHead(status, headers);
     else res.writeHead(status, reply.statusText, headers);
     const body = reply.body;
+    const abort = reply.abort === true;
     if (body === undefined || typeof body === 'string' || body instanceof Uint8Array) {
-      if (reply.keepOpen === true) {
+      if (abort) {
+        res.flushHeaders();
+        if (body !== undefined) await flushed(res, body);
+        res.destroy();
+      } else if (reply.keepOpen === true) {
         res.flushHeaders();
         if (body !== undefined) res.write(body);
       } else {
@@ -241,10 +270,13 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
     res.flushHeaders();
     for (const chunk of body) {
       if (chunk.delayMs !== undefined) await sleep(chunk.delayMs);
+      if (chunk.until !== undefined) await Promise.race([chunk.until, closingGate]);
       if (res.destroyed || closing) return;
-      res.write(chunk.data);
+      if (abort) await flushed(res, chunk.data);
+      else res.write(chunk.data);
     }
-    if (reply.keepOpen !== true) res.end();
+    if (abort) res.destroy();
+    else if (reply.keepOpen !== true) res.end();
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -281,6 +313,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
       req.socket.destroy();
       return;
     }
+    if (reply.hang === true) return;
     await write(res, reply);
   };
 
@@ -333,6 +366,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
     },
     async close() {
       closing = true;
+      wakeGates();
       // Pending chunk delays end now; their writers see `closing` and stop.
       for (const [timer, wake] of timers) {
         clearTimeout(timer);

@@ -204,12 +204,29 @@ describe('POST stream chart: reconnectionScheduler', () => {
     await flush();
     io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ lastEventId: '2', progressed: true }) });
     await flush();
-    expect(calls.map(({ delay, attempt }) => ({ delay, attempt }))).toEqual([{ delay: 1_000, attempt: 1 }]);
+    // attempt is zero-based, as the SDK passes it.
+    expect(calls.map(({ delay, attempt }) => ({ delay, attempt }))).toEqual([{ delay: 1_000, attempt: 0 }]);
     expect(io.resumes).toHaveLength(0);
     calls[0]!.reconnect();
     await flush();
     expect(io.resumes).toHaveLength(1);
-    // Leaving the wait state cancels the scheduler's wait.
+    // A wait that already fired is not cancelled.
+    expect(cancelled).toBe(0);
+  });
+
+  it('R8: a scheduled wait still pending is cancelled when the stream stops', async () => {
+    let cancelled = 0;
+    const { io, actor } = setUp({
+      reconnectionScheduler: () => () => {
+        cancelled++;
+      },
+    });
+    await flush();
+    io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
+    await flush();
+    io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ lastEventId: '2', progressed: true }) });
+    await flush();
+    actor.stop();
     expect(cancelled).toBe(1);
   });
 });
