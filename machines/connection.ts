@@ -253,6 +253,8 @@ export const connectionMachine = setup({
       !context.sessionIdMismatchReported,
     standaloneEnabled: ({ context }) => context.options.standaloneStream,
     authorizes: ({ context }) => context.options.authorization,
+    needsUserMidSession: ({ context, event }) =>
+      context.authReturn === 'open' && isUnauthorized((event as { error?: unknown }).error),
     /** A session re-established and no call answered since: another 404 is not the session's fault to chase again. */
     recoveredWithoutProgress: ({ context }) => context.recoveriesWithoutProgress > 0,
     /** L1: 400, 404 or 405 to initialize (never 401/403) means a server of the 2024-11-05 transport. */
@@ -358,6 +360,16 @@ export const connectionMachine = setup({
         event.type === 'standalone.unauthorized'
           ? ((event.error as { challenge?: AuthChallenge }).challenge ?? context.authChallenge)
           : context.authChallenge,
+    }),
+    /** The calls that met the 401/403 fail with the SDK's UnauthorizedError; sends queued meanwhile go on. */
+    failAuthorizationTriggers: enqueueActions(({ context, event, enqueue }) => {
+      const error = toError((event as { error?: unknown }).error);
+      const kept: QueuedSend[] = [];
+      for (const queued of context.queue) {
+        if (queued.attempts === undefined) kept.push(queued);
+        else queued.ticket.failed(error);
+      }
+      enqueue.assign({ queue: kept });
     }),
     /** Authorization did not complete: every waiting message fails with its reason (the SDK's UnauthorizedError for a redirect). */
     failQueued: enqueueActions(({ context, event, enqueue }) => {
@@ -723,7 +735,15 @@ export const connectionMachine = setup({
           { guard: { type: 'returnsTo', params: { state: 'initializing' } }, target: 'initializing', actions: 'flushQueue' },
           { target: 'open', actions: 'flushQueue' },
         ],
-        onError: { target: 'failed', actions: 'failQueued' },
+        onError: [
+          // Mid-session, a flow that needs the user fails only the calls that met the 401/403 (F5).
+          {
+            guard: 'needsUserMidSession',
+            target: 'open',
+            actions: ['failAuthorizationTriggers', 'flushQueue'],
+          },
+          { target: 'failed', actions: 'failQueued' },
+        ],
       },
       on: {
         send: { actions: 'queueSend' },

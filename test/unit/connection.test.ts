@@ -567,3 +567,27 @@ describe('authorization (A1, A2)', () => {
     expect(t.outcome).toBeInstanceOf(StreamableHTTPError);
   });
 });
+
+describe('authorization mid-session (A2, F5)', () => {
+  it('A2, F5: a step-up that needs the user fails only the call that met the 403; the session and other sends go on', async () => {
+    const { io, actor } = setUp({ authorization: true });
+    await connect(io, actor);
+    const admin = ticket();
+    actor.send({ type: 'send', message: call(1), ticket: admin });
+    await flush();
+    io.posts[2]!.reject(new StreamableHTTPError('HTTP 403', { status: 403, challenge: { error: 'insufficient_scope', scope: 'admin' } }));
+    await flush();
+    const other = ticket();
+    actor.send({ type: 'send', message: call(2), ticket: other });
+    class UnauthorizedError extends Error {}
+    const redirect = new UnauthorizedError('needs the user');
+    io.authorizations[0]!.reject(redirect);
+    await flush();
+    expect(admin.outcome).toBe(redirect);
+    expect(actor.getSnapshot().hasTag('connected')).toBe(true);
+    expect(io.posts.at(-1)!.input.message).toEqual(call(2));
+    io.posts.at(-1)!.resolve({ kind: 'json', sessionId: 'abc', response: { jsonrpc: '2.0', id: 2, result: {} } });
+    await flush();
+    expect(other.outcome).toBe('accepted');
+  });
+});
