@@ -228,6 +228,12 @@ export const connectionMachine = setup({
     /** A report about the chart's own recovery POST (F3). */
     isRecovery: ({ event }) => (event.type === 'post.done' || event.type === 'post.failed') && event.origin === 'recovery',
     isSessionMissing: ({ event }) => event.type === 'post.failed' && isSessionMissing(event.error),
+    /** A 404 for a session already replaced (a slow call racing a recovery): not this session's end. */
+    isStaleSessionMissing: ({ context, event }) =>
+      event.type === 'post.failed' &&
+      isSessionMissing(event.error) &&
+      event.sessionId !== context.sessionId &&
+      event.origin === 'caller',
     /**
      * A1: a 401 is authorized once per message (a second 401 after a successful flow fails the
      * call); A2: a 403 insufficient_scope steps up at most maxStepUpRetries times.
@@ -462,6 +468,15 @@ export const connectionMachine = setup({
       });
       return { nextPostId: context.nextPostId + 1 };
     }),
+    /** F3: a call that met the 404 of a session already replaced goes again, once, on the current one. */
+    resendOnCurrentSession: assign(({ context, event, spawn }) => {
+      if (event.type !== 'post.failed') return {};
+      spawn('postStream', {
+        id: `post-${context.nextPostId}`,
+        input: postInput(context, { message: event.message, ticket: event.ticket, origin: 'retry', attempts: event.attempts }),
+      });
+      return { nextPostId: context.nextPostId + 1 };
+    }),
     /** F3: the queued messages go out in order on the new session. */
     flushQueue: assign(({ context, spawn }) => {
       let next = context.nextPostId;
@@ -651,6 +666,7 @@ export const connectionMachine = setup({
             target: 'authorizing',
             actions: ['stopPost', 'holdForAuthorization', { type: 'returnTo', params: { state: 'open' } }],
           },
+          { guard: 'isStaleSessionMissing', actions: ['stopPost', 'resendOnCurrentSession'] },
           { guard: 'isSessionMissing', target: 'recovering', actions: 'stopPost' },
           { actions: ['answerFailure', 'stopPost'] },
         ],

@@ -91,6 +91,8 @@ export type PostStreamReport =
       postId: string;
       origin: PostOrigin;
       attempts: SendAttempts;
+      /** The session the request carried: a 404 for an older session than the current one is stale. */
+      sessionId: string | undefined;
       message: JSONRPCMessage | JSONRPCMessage[];
       ticket: SendTicket;
       error: Error;
@@ -194,6 +196,7 @@ export const postStreamMachine = setup({
       postId: context.postId,
       origin: context.origin,
       attempts: context.attempts,
+      sessionId: context.sessionId,
       message: context.message,
       ticket: context.ticket,
       error: context.error ?? new StreamEndedError('request failed'),

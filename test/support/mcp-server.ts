@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { StreamableHTTPServerTransport, type EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
 
 export interface LoggedRequest {
@@ -40,8 +40,18 @@ export interface ServerOptions {
   sse?: boolean;
   /** false: sessionless (a new server per request). Default true. */
   stateful?: boolean;
-  /** Use the SDK's example event store (resumable streams). Default true when stateful. */
-  eventStore?: boolean;
+  /**
+   * Resumable streams: true uses the SDK's example event store (default when stateful); a
+   * function makes the store of each new session (test/support/event-store.ts has one that
+   * replays in order); false: none.
+   */
+  eventStore?: boolean | (() => EventStore);
+  /** Listen on this port (a restarted backend keeps its port); default: a free one. */
+  port?: number;
+  /** The server's `retryInterval`: a `retry:` line in the priming event of each stream. */
+  retryInterval?: number;
+  /** The server's SSE keep-alive comment interval (SDK default 15 s). */
+  keepAliveMs?: number;
 }
 
 export interface TestServer {
@@ -66,10 +76,18 @@ function buildServer(): McpServer {
   );
   server.registerTool(
     'progress',
-    { description: 'reports progress n times, then answers', inputSchema: { steps: z.number().int() } },
-    async ({ steps }, extra) => {
+    {
+      description: 'reports progress n times (waiting delayMs before each, if given), then answers (with its tag, if given)',
+      inputSchema: { steps: z.number().int(), delayMs: z.number().int().optional(), tag: z.string().optional() },
+    },
+    async ({ steps, delayMs, tag }, extra) => {
       const token = extra._meta?.progressToken;
       for (let i = 1; i <= steps; i++) {
+        if (delayMs !== undefined && delayMs > 0) {
+          await new Promise((resolve) => setTimeout(resolve, delayMs));
+          // The client cancelled (or the session closed): stop, as a well-behaved tool does.
+          if (extra.signal.aborted) break;
+        }
         if (token !== undefined) {
           await extra.sendNotification({
             method: 'notifications/progress',
@@ -77,7 +95,7 @@ function buildServer(): McpServer {
           });
         }
       }
-      return { content: [{ type: 'text', text: `done ${steps}` }] };
+      return { content: [{ type: 'text', text: tag === undefined ? `done ${steps}` : `done ${steps} ${tag}` }] };
     },
   );
   server.registerTool('roots', { description: 'asks the client for its roots' }, async (extra) => {
@@ -181,7 +199,11 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: !sse,
-      ...(useEventStore ? { eventStore: new InMemoryEventStore() } : {}),
+      ...(useEventStore === false
+        ? {}
+        : { eventStore: useEventStore === true ? new InMemoryEventStore() : useEventStore() }),
+      ...(options.retryInterval === undefined ? {} : { retryInterval: options.retryInterval }),
+      ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
       onsessioninitialized: (id) => {
         sessions.set(id, { server, transport });
       },
@@ -200,7 +222,13 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       res.end(String(error));
     });
   });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port ?? 0, '127.0.0.1', () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
   const port = (http.address() as AddressInfo).port;
 
   return {
