@@ -34,7 +34,11 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
   let lastEventId = options.lastEventId;
   let progressed = false;
   let retryMs: number | undefined;
-  /** Bytes read since the last dispatched event: the size of the event being received (S5). */
+  /**
+   * The size of the event being received (S5): what came after the last blank line, less the
+   * comment lines in it (comments are dropped by the parser and cost no memory). In characters,
+   * which for UTF-8 never exceed the bytes.
+   */
   let pendingBytes = 0;
   /** Anything read since the chart's last idle check (R9). */
   let active = true;
@@ -55,7 +59,6 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
 
   const parser = createParser({
     onEvent(event: EventSourceMessage) {
-      pendingBytes = 0;
       if (finished) return;
       if (event.id !== undefined && event.id !== '') {
         // R7: a replayed event already delivered on this stream is not delivered again.
@@ -103,7 +106,16 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
     onRetry(ms: number) {
       retryMs = clampRetry(ms);
     },
+    onComment(comment: string) {
+      pendingBytes = Math.max(pendingBytes - comment.length - 2, 0);
+    },
   });
+
+  /** Counts a decoded chunk towards the event in progress: a blank line ends an event. */
+  const measure = (text: string) => {
+    const end = Math.max(text.lastIndexOf('\n\n'), text.lastIndexOf('\r\r'), text.lastIndexOf('\n\r\n'));
+    pendingBytes = end === -1 ? pendingBytes + text.length : text.length - end;
+  };
 
   const pump = async () => {
     try {
@@ -112,8 +124,9 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
         if (finished) return;
         if (done) break;
         active = true;
-        pendingBytes += value.byteLength;
-        parser.feed(decoder.decode(value, { stream: true }));
+        const text = decoder.decode(value, { stream: true });
+        measure(text);
+        parser.feed(text);
         if (isFinished()) return;
         if (pendingBytes > maxMessageBytes) {
           const error = new MessageTooLargeError(`a server-sent event exceeded maxMessageBytes (${maxMessageBytes} bytes); stream ended`);

@@ -206,4 +206,14 @@ describe('SSE reader', () => {
     expect(event.type === 'stream.ended' && event.end.error?.name).toBe('StreamIdleError');
     expect(released).toBe(false);
   });
+
+  it('S5, X2: comments between events do not count toward maxMessageBytes; a huge event among them still does', async () => {
+    const keepalives = Array.from({ length: 500 }, () => ': keepalive\n');
+    const quiet = await read([...keepalives, `data: ${note(1)}\n\n`, ...keepalives], { maxMessageBytes: 1_024 });
+    expect(quiet.sink.delivered).toEqual([JSON.parse(note(1))]);
+    expect(quiet.event).toMatchObject({ type: 'stream.ended', end: { error: undefined } });
+    const loud = await read([': hi\n', `data: ${'y'.repeat(3_000)}`, ': hi\n'], { maxMessageBytes: 1_024 });
+    expect(loud.event.type === 'stream.ended' && loud.event.end.error?.name).toBe('MessageTooLargeError');
+  });
 });
+

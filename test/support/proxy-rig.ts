@@ -1,0 +1,128 @@
+/**
+ * The SDK Client over this project's transport, through the fault proxy to the SDK's real
+ * server: one `rig()` per test, with what the transport delivered and every error the Client
+ * saw recorded, and `closeRigs()` for afterEach.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHTTPClientTransport, type JSONRPCMessage, type StreamableHTTPClientTransportOptions } from '../../src/index.js';
+import { startFaultProxy, type FaultProxy, type FaultProxyOptions, type ProxiedRequest } from './fault-proxy.js';
+import { newClient } from './harness.js';
+
+export interface Rig {
+  proxy: FaultProxy;
+  transport: StreamableHTTPClientTransport;
+  client: Client;
+  /** Every message the transport delivered to the Client, in order. */
+  delivered: JSONRPCMessage[];
+  /** Every error the Client was told about (the transport's onerror included). */
+  errors: Error[];
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+
+/** Small, deterministic backoff for tests: 50 ms, doubling, no jitter. */
+export const fastReconnect = {
+  initialReconnectionDelay: 50,
+  reconnectionDelayGrowFactor: 2,
+  maxReconnectionDelay: 1_000,
+  maxRetries: 5,
+  jitter: false,
+} as const;
+
+export async function startProxy(options: FaultProxyOptions = {}): Promise<FaultProxy> {
+  const proxy = await startFaultProxy({ sse: true, ...options });
+  cleanups.push(() => proxy.close());
+  return proxy;
+}
+
+/** A transport through `proxy` (fast reconnects unless given), registered for cleanup. */
+export function transportThrough(proxy: FaultProxy, options: StreamableHTTPClientTransportOptions = {}): StreamableHTTPClientTransport {
+  const transport = new StreamableHTTPClientTransport(proxy.url, { reconnectionOptions: fastReconnect, ...options });
+  cleanups.push(() => transport.close());
+  return transport;
+}
+
+/** A connected Client over a new transport, with deliveries and errors recorded. */
+export async function connectThrough(
+  proxy: FaultProxy,
+  options: StreamableHTTPClientTransportOptions = {},
+  capabilities: ClientCapabilities = {},
+  client: Client = newClient(capabilities),
+): Promise<Rig> {
+  const transport = transportThrough(proxy, options);
+  const delivered: JSONRPCMessage[] = [];
+  const errors: Error[] = [];
+  cleanups.push(() => client.close());
+  await client.connect(transport);
+  const handler = transport.onmessage;
+  transport.onmessage = (message) => {
+    delivered.push(message);
+    handler?.(message);
+  };
+  client.onerror = (error) => errors.push(error);
+  return { proxy, transport, client, delivered, errors };
+}
+
+export async function rig(
+  options: { server?: FaultProxyOptions; transport?: StreamableHTTPClientTransportOptions; capabilities?: ClientCapabilities } = {},
+): Promise<Rig> {
+  const proxy = await startProxy(options.server);
+  return connectThrough(proxy, options.transport, options.capabilities);
+}
+
+/** Clients, transports, then proxies and servers, newest first. */
+export async function closeRigs(): Promise<void> {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+}
+
+export const isResume = (request: ProxiedRequest): boolean => request.method === 'GET' && request.lastEventId !== undefined;
+export const isStandaloneOpen = (request: ProxiedRequest): boolean =>
+  request.method === 'GET' && request.lastEventId === undefined;
+export const isCancellation = (request: ProxiedRequest): boolean => request.rpc === 'notifications/cancelled';
+
+/** Progress notifications for `token` among delivered messages, as their `progress` values. */
+export function progressOf(delivered: readonly JSONRPCMessage[], token: string | number): unknown[] {
+  const values: unknown[] = [];
+  for (const message of delivered) {
+    if (!('method' in message) || message.method !== 'notifications/progress') continue;
+    const params = message.params;
+    if (params?.progressToken === token) values.push(params.progress);
+  }
+  return values;
+}
+
+/** Responses among delivered messages for request `id`. */
+export function responsesTo(delivered: readonly JSONRPCMessage[], id: string | number): JSONRPCMessage[] {
+  return delivered.filter((message) => !('method' in message) && 'id' in message && message.id === id);
+}
+
+/** `promise`, or a rejection naming `what` after `timeoutMs` (a bound, not a measurement). */
+export async function within<T>(promise: Promise<T>, what: string, timeoutMs = 5_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      reject(new Error(`timed out waiting for ${what}`));
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** What a promise rejected with (fails the test if it resolved). */
+export async function rejection(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof Error) return error;
+    throw new Error(`rejected with a non-Error: ${String(error)}`);
+  }
+  throw new Error('expected a rejection, but the promise resolved');
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
