@@ -1,5 +1,5 @@
 import { fromCallback } from 'xstate';
-import type { ReconnectionOptions, ReconnectionScheduler } from './events.js';
+import type { ChartOptions, ReconnectionOptions, ReconnectionScheduler } from './events.js';
 
 export const defaultReconnection: ReconnectionOptions = {
   initialReconnectionDelay: 1_000,
@@ -61,3 +61,51 @@ export const scheduledWait = fromCallback<{ type: 'noop' }, ScheduledWaitInput>(
     due = true;
   };
 });
+
+/** What both stream charts keep about their reconnects. */
+export interface WaitContext {
+  attempt: number;
+  retryMs: number | undefined;
+  options: ChartOptions;
+}
+
+/** The delay of the next reconnect of a stream (R4). */
+export function nextReconnectDelay(context: WaitContext): number {
+  return reconnectDelay(context.attempt, context.retryMs, context.options.reconnection, context.options.random);
+}
+
+/** The standalone stream's wait once its budget is spent (G5). */
+export function ceilingDelay(context: WaitContext): number {
+  return context.retryMs ?? context.options.reconnection.maxReconnectionDelay;
+}
+
+/**
+ * The sub-states of one wait before a reconnect: the chart's own timer (`after`), or the
+ * caller's reconnectionScheduler (SDK v2) when one is given. Both stream charts use it.
+ */
+export function waitStates<const Delay extends string, const Target extends string>(
+  delay: Delay,
+  target: Target,
+  delayOf: (context: WaitContext) => number,
+) {
+  return {
+    initial: 'choosing',
+    states: {
+      choosing: { always: [{ guard: 'hasScheduler', target: 'scheduled' }, { target: 'timed' }] },
+      timed: { after: { [delay]: target } as Record<Delay, Target> },
+      /** The caller's reconnectionScheduler decides when. */
+      scheduled: {
+        invoke: {
+          src: 'scheduledWait',
+          input: ({ context }: { context: WaitContext }): ScheduledWaitInput => ({
+            scheduler: context.options.reconnectionScheduler ?? (() => undefined),
+            delay: delayOf(context),
+            // Zero-based, as the SDK passes it.
+            attempt: Math.max(context.attempt - 1, 0),
+          }),
+        },
+        on: { 'reconnect.due': target },
+      },
+    },
+  } as const;
+}

@@ -11,7 +11,7 @@ import type {
   SendTicket,
   StreamEnd,
 } from './events.js';
-import { reconnectDelay, scheduledWait } from './backoff.js';
+import { nextReconnectDelay, scheduledWait, waitStates } from './backoff.js';
 import { isSessionMissing, MessageTooLargeError, StreamEndedError, toError } from './errors.js';
 
 /**
@@ -173,8 +173,7 @@ export const postStreamMachine = setup({
     hasScheduler: ({ context }) => context.options.reconnectionScheduler !== undefined,
   },
   delays: {
-    reconnectDelay: ({ context }) =>
-      reconnectDelay(context.attempt, context.retryMs, context.options.reconnection, context.options.random),
+    reconnectDelay: ({ context }) => nextReconnectDelay(context),
     streamIdleTimeout: ({ context }) => context.options.streamIdleTimeout ?? 0,
   },
   actions: {
@@ -309,25 +308,7 @@ export const postStreamMachine = setup({
       },
     },
     /** R4: the stream's own retry value, else exponential backoff with jitter. */
-    backoff: {
-      initial: 'choosing',
-      states: {
-        choosing: { always: [{ guard: 'hasScheduler', target: 'scheduled' }, { target: 'timed' }] },
-        timed: { after: { reconnectDelay: '#postStream.resuming' } },
-        /** The caller's reconnectionScheduler decides when (SDK v2 option). */
-        scheduled: {
-          invoke: {
-            src: 'scheduledWait',
-            input: ({ context }) => ({
-              scheduler: context.options.reconnectionScheduler ?? (() => undefined),
-              delay: reconnectDelay(context.attempt, context.retryMs, context.options.reconnection, context.options.random),
-              attempt: Math.max(context.attempt - 1, 0),
-            }),
-          },
-          on: { 'reconnect.due': '#postStream.resuming' },
-        },
-      },
-    },
+    backoff: waitStates('reconnectDelay', '#postStream.resuming', nextReconnectDelay),
     /** R1: GET with Last-Event-ID; the request is never POSTed again. */
     resuming: {
       invoke: {

@@ -1,7 +1,7 @@
 import { assign, enqueueActions, fromCallback, fromPromise, sendParent, sendTo, setup } from 'xstate';
 import type { ChartOptions, GetResult, OpenStream } from './events.js';
 import type { ReadStreamInput, ReconnectDue, StreamReaderCommand, StreamReaderEvent } from './post-stream.js';
-import { reconnectDelay, scheduledWait } from './backoff.js';
+import { ceilingDelay, nextReconnectDelay, scheduledWait, waitStates } from './backoff.js';
 import { isSessionMissing, StreamEndedError, toError } from './errors.js';
 
 /** The optional server-to-client stream of a session (G1–G6). */
@@ -56,10 +56,9 @@ export const standaloneStreamMachine = setup({
     hasScheduler: ({ context }) => context.options.reconnectionScheduler !== undefined,
   },
   delays: {
-    reconnectDelay: ({ context }) =>
-      reconnectDelay(context.attempt, context.retryMs, context.options.reconnection, context.options.random),
+    reconnectDelay: ({ context }) => nextReconnectDelay(context),
     streamIdleTimeout: ({ context }) => context.options.streamIdleTimeout ?? 0,
-    ceilingDelay: ({ context }) => context.retryMs ?? context.options.reconnection.maxReconnectionDelay,
+    ceilingDelay: ({ context }) => ceilingDelay(context),
   },
   actions: {
     reportSessionMissing: sendParent(({ event }): StandaloneStreamReport => ({
@@ -164,44 +163,11 @@ export const standaloneStreamMachine = setup({
     retrying: {
       always: [{ guard: 'withinBudget', target: 'backoff' }, { target: 'degraded' }],
     },
-    backoff: {
-      initial: 'choosing',
-      states: {
-        choosing: { always: [{ guard: 'hasScheduler', target: 'scheduled' }, { target: 'timed' }] },
-        timed: { after: { reconnectDelay: '#standaloneStream.opening' } },
-        /** The caller's reconnectionScheduler decides when (SDK v2 option). */
-        scheduled: {
-          invoke: {
-            src: 'scheduledWait',
-            input: ({ context }) => ({
-              scheduler: context.options.reconnectionScheduler ?? (() => undefined),
-              delay: reconnectDelay(context.attempt, context.retryMs, context.options.reconnection, context.options.random),
-              attempt: Math.max(context.attempt - 1, 0),
-            }),
-          },
-          on: { 'reconnect.due': '#standaloneStream.opening' },
-        },
-      },
-    },
+    backoff: waitStates('reconnectDelay', '#standaloneStream.opening', nextReconnectDelay),
     /** Past the retry budget: still trying, at the maximum delay; the session is unaffected (G5). */
     degraded: {
       entry: 'reportDegraded',
-      initial: 'choosing',
-      states: {
-        choosing: { always: [{ guard: 'hasScheduler', target: 'scheduled' }, { target: 'timed' }] },
-        timed: { after: { ceilingDelay: '#standaloneStream.opening' } },
-        scheduled: {
-          invoke: {
-            src: 'scheduledWait',
-            input: ({ context }) => ({
-              scheduler: context.options.reconnectionScheduler ?? (() => undefined),
-              delay: context.retryMs ?? context.options.reconnection.maxReconnectionDelay,
-              attempt: Math.max(context.attempt - 1, 0),
-            }),
-          },
-          on: { 'reconnect.due': '#standaloneStream.opening' },
-        },
-      },
+      ...waitStates('ceilingDelay', '#standaloneStream.opening', ceilingDelay),
     },
     /** 405 or another refusal: the server offers no standalone stream (G2). */
     unsupported: { type: 'final' },
