@@ -202,6 +202,7 @@ export const connectionMachine = setup({
     input: {} as ConnectionInput,
     events: {} as ConnectionEvent,
     emitted: {} as ConnectionEmitted,
+    children: {} as { standalone: 'standaloneStream'; [post: `post-${number}`]: 'postStream' },
   },
   actors: {
     postStream: postStreamMachine,
@@ -549,6 +550,8 @@ export const connectionMachine = setup({
     })),
     emitClosed: emit({ type: 'closed' as const }),
     forgetError: assign({ error: undefined }),
+    /** The session ended with close(): `transport.sessionId` no longer names it. */
+    forgetClosedSession: assign({ sessionId: undefined }),
     holdTerminateTicket: assign({
       terminateTicket: ({ event }) => (event.type === 'session.terminate' ? event.ticket : undefined),
     }),
@@ -876,7 +879,7 @@ export const connectionMachine = setup({
     },
     closed: {
       tags: ['closed'],
-      entry: ['forgetError', 'emitClosed'],
+      entry: ['forgetError', 'forgetClosedSession', 'emitClosed'],
       on: {
         start: [
           { guard: 'hasPresetSession', target: 'open', actions: 'startFresh' },

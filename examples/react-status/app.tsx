@@ -1,0 +1,206 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { useSelector } from '@xstate/react';
+import type { ActorRefFrom } from 'xstate';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Notification } from '@modelcontextprotocol/sdk/types.js';
+import type { StreamableHTTPClientTransport, standaloneStreamMachine } from '../../src/index.js';
+import { fingerprint } from '../../machines/index.js';
+import { statePaths, statusOf, type Status } from './chart.js';
+
+interface Entry {
+  id: number;
+  text: string;
+}
+
+/** A list that only grows, with stable keys for React. */
+function useLog(): [Entry[], (text: string) => void] {
+  const [entries, setEntries] = useState<Entry[]>([]);
+  const add = useCallback((text: string) => {
+    setEntries((previous) => [...previous, { id: previous.length, text }]);
+  }, []);
+  return [entries, add];
+}
+
+/** The text blocks of a tool result, joined. */
+function textOf(result: unknown): string {
+  const content = typeof result === 'object' && result !== null && 'content' in result ? result.content : undefined;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((block: unknown) =>
+      typeof block === 'object' && block !== null && 'text' in block && typeof block.text === 'string' ? block.text : '',
+    )
+    .join(' ');
+}
+
+/** One line for a server notification: its method, and for a log message its level and data. */
+function describe(notification: Notification): string {
+  const params = notification.params ?? {};
+  if (notification.method === 'notifications/message') {
+    return `${notification.method} ${String(params.level)}: ${JSON.stringify(params.data)}`;
+  }
+  return notification.method;
+}
+
+/**
+ * The SDK Client over the transport. Start makes a new Client each time (the old one's handlers
+ * are dropped from the transport first); the transport itself allows start() after close() (F2).
+ */
+function useMcpClient(transport: StreamableHTTPClientTransport) {
+  const client = useRef<Client | undefined>(undefined);
+  const [notifications, notify] = useLog();
+  const [warnings, warn] = useLog();
+  const [result, setResult] = useState('');
+
+  const start = useCallback(async () => {
+    transport.onclose = undefined;
+    transport.onmessage = undefined;
+    transport.onerror = (error) => {
+      warn(error.message);
+    };
+    const next = new Client({ name: 'react-status', version: '0.1.0' });
+    next.fallbackNotificationHandler = (notification) => {
+      notify(describe(notification));
+      return Promise.resolve();
+    };
+    client.current = next;
+    try {
+      await next.connect(transport);
+    } catch (error) {
+      warn(`connect: ${String(error)}`);
+    }
+  }, [transport, notify, warn]);
+
+  const close = useCallback(async () => {
+    await (client.current ?? transport).close();
+  }, [transport]);
+
+  const call = useCallback(
+    async (name: string, args: Record<string, unknown>) => {
+      if (!client.current) return;
+      try {
+        const answer = await client.current.callTool({ name, arguments: args }, undefined, {
+          onprogress: ({ progress, total }) => {
+            notify(`notifications/progress ${progress}/${total ?? '?'}`);
+          },
+        });
+        setResult(`${name} → ${textOf(answer)}`);
+      } catch (error) {
+        setResult(`${name} failed: ${String(error)}`);
+      }
+    },
+    [notify],
+  );
+
+  return { start, close, call, notifications, warnings, result };
+}
+
+/** Every change of the badge's word, recorded from the actor itself so that none is batched away. */
+function useStatusHistory(transport: StreamableHTTPClientTransport): Status[] {
+  const [history, setHistory] = useState<Status[]>([]);
+  useEffect(() => {
+    const record = (status: Status) => {
+      setHistory((previous) => (previous.at(-1) === status ? previous : [...previous, status]));
+    };
+    record(statusOf(transport.actor.getSnapshot()));
+    const subscription = transport.actor.subscribe((snapshot) => {
+      record(statusOf(snapshot));
+    });
+    return () => {
+      subscription.unsubscribe();
+    };
+  }, [transport]);
+  return history;
+}
+
+type StandaloneActor = ActorRefFrom<typeof standaloneStreamMachine>;
+
+/** The standalone stream child (invoked as 'standalone' inside `open`): its own state path. */
+function StandaloneState({ actor }: { actor: StandaloneActor }) {
+  const paths = useSelector(actor, (snapshot) => statePaths(snapshot.value).join(', '));
+  return <>{paths}</>;
+}
+
+function List({ label, entries, empty, className }: { label: string; entries: Entry[]; empty: string; className?: string }) {
+  if (entries.length === 0) return <p className="empty">{empty}</p>;
+  return (
+    <ul aria-label={label} className={className}>
+      {entries.map((entry) => (
+        <li key={entry.id}>{entry.text}</li>
+      ))}
+    </ul>
+  );
+}
+
+export function App({ transport, server }: { transport: StreamableHTTPClientTransport; server: string }) {
+  const status = useSelector(transport.actor, statusOf);
+  const paths = useSelector(transport.actor, (snapshot) => statePaths(snapshot.value).join(', '));
+  // X1: the page shows the session's fingerprint, never the session ID.
+  const session = useSelector(transport.actor, (snapshot) => fingerprint(snapshot.context.sessionId));
+  const protocol = useSelector(transport.actor, (snapshot) => snapshot.context.protocolVersion);
+  const standalone = useSelector(transport.actor, (snapshot) => snapshot.children.standalone) as StandaloneActor | undefined;
+  const history = useStatusHistory(transport);
+  const { start, close, call, notifications, warnings, result } = useMcpClient(transport);
+  const [text, setText] = useState('hello from the browser');
+
+  const started = useRef(false);
+  useEffect(() => {
+    if (started.current) return;
+    started.current = true;
+    void start();
+  }, [start]);
+
+  const live = status === 'connected' || status === 'reconnecting';
+  const stopped = status === 'idle' || status === 'closed' || status === 'failed';
+
+  return (
+    <main>
+      <header>
+        <h1>MCP transport status</h1>
+        <span className="badge" role="status" aria-label="Connection" data-status={status}>
+          {status}
+        </span>
+      </header>
+      <dl>
+        <dt>Server</dt>
+        <dd>{server}</dd>
+        <dt>Chart state</dt>
+        <dd data-testid="chart-state">{paths}</dd>
+        <dt>Standalone stream</dt>
+        <dd data-testid="standalone-state">{standalone ? <StandaloneState actor={standalone} /> : '—'}</dd>
+        <dt>Session</dt>
+        {/* After close() the chart still holds the ended session's ID until start(); say so. */}
+        <dd data-testid="session">{session === undefined ? '—' : stopped ? `${session} (ended)` : session}</dd>
+        <dt>Protocol</dt>
+        <dd>{protocol ?? '—'}</dd>
+      </dl>
+      <div className="actions">
+        <input
+          aria-label="Echo text"
+          value={text}
+          onChange={(event) => {
+            setText(event.target.value);
+          }}
+        />
+        <button disabled={!live} onClick={() => void call('echo', { text })}>
+          Call echo
+        </button>
+        <button disabled={!live} onClick={() => void call('progress', { steps: 3, delayMs: 100 })}>
+          Call progress
+        </button>
+        <button disabled={stopped} onClick={() => void close()}>
+          Close
+        </button>
+        <button disabled={!stopped} onClick={() => void start()}>
+          Start
+        </button>
+      </div>
+      <output aria-label="Result">{result}</output>
+      <h2>Notifications</h2>
+      <List label="Notifications" entries={notifications} empty="none yet" />
+      <h2>Status history</h2>
+      <p data-testid="history">{history.join(' → ')}</p>
+      <h2>Warnings</h2>
+      <List label="Warnings" entries={warnings} empty="none" className="warnings" />
+    </main>
+  );
+}

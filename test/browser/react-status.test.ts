@@ -1,0 +1,190 @@
+/**
+ * The status page (examples/react-status) built by Vite for the browser and opened in headless
+ * Chromium (Debian's package, driven by playwright-core), against the SDK's real server behind a
+ * CORS front on another origin. The checks are what a person looks at: the badge, the result of
+ * a call, the notification list, Close and Start. Screenshots go to test-results/.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build, preview, type PreviewServer, type Rolldown } from 'vite';
+import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserOnly } from '../../examples/react-status/vite.config.js';
+import { fingerprint } from '../../machines/index.js';
+import { startCorsServer, type CorsServer } from './cors-server.js';
+
+const chromiumPath = '/usr/bin/chromium';
+const configFile = fileURLToPath(new URL('../../examples/react-status/vite.config.ts', import.meta.url));
+const screenshots = fileURLToPath(new URL('../../test-results/', import.meta.url));
+/** Upper bound of every wait on the page; a restart includes one standalone-stream backoff (1 s). */
+const patience = { timeout: 15_000, interval: 50 };
+
+let outDir: string | undefined;
+let profile: string | undefined;
+let bundle: Rolldown.RolldownOutput;
+let site: PreviewServer | undefined;
+let mcp: CorsServer | undefined;
+let browser: BrowserContext | undefined;
+let page: Page;
+const pageErrors: string[] = [];
+
+function outputOf(result: Awaited<ReturnType<typeof build>>): Rolldown.RolldownOutput {
+  const first = Array.isArray(result) ? result[0] : result;
+  if (first === undefined || !('output' in first)) throw new Error('vite build gave no output');
+  return first;
+}
+
+/** The backend's session ID whose fingerprint the page shows. */
+function sessionShown(shown: string): string | undefined {
+  return [...mcp!.backend.sessions.keys()].find((id) => fingerprint(id) === shown);
+}
+
+const badge = (): Locator => page.getByRole('status', { name: 'Connection' });
+const result = (): Locator => page.getByRole('status', { name: 'Result' });
+const notifications = (): Locator => page.getByRole('list', { name: 'Notifications' }).getByRole('listitem');
+const session = (): Promise<string> => page.getByTestId('session').innerText();
+const history = (): Promise<string> => page.getByTestId('history').innerText();
+
+async function screenshot(name: string): Promise<void> {
+  await page.screenshot({ path: join(screenshots, name), fullPage: true });
+}
+
+beforeAll(async () => {
+  if (!existsSync(chromiumPath)) {
+    throw new Error(
+      `Chromium is missing at ${chromiumPath}. The browser test drives Debian's chromium with playwright-core and downloads no browser: ` +
+        'install it with `apt-get install -y --no-install-recommends chromium` (.ci/run does this before `npm run test:browser`).',
+    );
+  }
+  outDir = mkdtempSync(join(tmpdir(), 'react-status-'));
+  profile = mkdtempSync(join(tmpdir(), 'react-status-chromium-'));
+  mkdirSync(screenshots, { recursive: true });
+  bundle = outputOf(await build({ configFile, logLevel: 'warn', build: { outDir, emptyOutDir: true } }));
+  site = await preview({ configFile, logLevel: 'warn', build: { outDir }, preview: { host: '127.0.0.1', port: 0 } });
+  mcp = await startCorsServer();
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  page = browser.pages()[0] ?? (await browser.newPage());
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  const address = site.resolvedUrls?.local[0];
+  if (address === undefined) throw new Error('vite preview reported no address');
+  await page.goto(`${address}?server=${encodeURIComponent(mcp.url.href)}`);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await mcp?.close();
+  await site?.close();
+  for (const dir of [outDir, profile]) if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the status page in headless Chromium', () => {
+  it('U5: the page, the transport and the SDK Client bundle for the browser with no Node-only module in the import graph', async () => {
+    const modules = bundle.output.flatMap((item) => (item.type === 'chunk' ? item.moduleIds : []));
+    for (const file of ['src/transport.ts', 'src/sse/reader.ts', 'machines/connection.ts', 'machines/standalone-stream.ts']) {
+      expect(modules.some((id) => id.endsWith(file)), file).toBe(true);
+    }
+    expect(modules.some((id) => id.includes('@xstate/react'))).toBe(true);
+    expect(modules.filter((id) => id.startsWith('node:') || id.includes('browser-external'))).toEqual([]);
+
+    // The guard in the page's Vite config is what makes a Node-only import fail the build.
+    await expect(
+      build({
+        configFile: false,
+        logLevel: 'silent',
+        plugins: [
+          browserOnly(),
+          { name: 'entry', resolveId: (id) => (id === 'entry' ? id : null), load: (id) => (id === 'entry' ? "import 'node:fs';" : null) },
+        ],
+        build: { write: false, rolldownOptions: { input: 'entry' } },
+      }),
+    ).rejects.toThrow(/Node-only module 'node:fs'/);
+  });
+
+  it('U3: the badge follows the chart to connected; the chart path, the standalone stream and the session fingerprint are shown, never the session ID (X1)', async () => {
+    await expect.poll(() => badge().innerText(), patience).toBe('connected');
+    await expect.poll(() => page.getByTestId('chart-state').innerText(), patience).toContain('open.standalone.active');
+    await expect.poll(() => page.getByTestId('standalone-state').innerText(), patience).toMatch(/^listening/);
+    const shown = await session();
+    expect(shown).toMatch(/^#[0-9a-f]{8}$/);
+    const id = sessionShown(shown);
+    expect(id).toBeDefined();
+    expect(await page.content()).not.toContain(id);
+    expect(await history()).toBe('idle → connecting → connected');
+  });
+
+  it('U3: Call echo shows the tool result', async () => {
+    await page.getByRole('textbox', { name: 'Echo text' }).fill('hello from Chromium');
+    await page.getByRole('button', { name: 'Call echo' }).click();
+    await expect.poll(() => result().innerText(), patience).toBe('echo → hello from Chromium');
+  });
+
+  it("G3: notifications appear in the list: progress on the call's own stream, a log message and tools/list_changed on the standalone stream", async () => {
+    await page.getByRole('button', { name: 'Call progress' }).click();
+    await expect.poll(() => result().innerText(), patience).toBe('progress → done 3');
+    await mcp!.log('hello from the server');
+    mcp!.toolsChanged();
+    await expect
+      .poll(() => notifications().allInnerTexts(), patience)
+      .toEqual([
+        'notifications/progress 1/3',
+        'notifications/progress 2/3',
+        'notifications/progress 3/3',
+        'notifications/message info: "hello from the server"',
+        'notifications/tools/list_changed',
+      ]);
+    await screenshot('react-status.png');
+  });
+
+  it('F3, U3: a server restart shows reconnecting, then connected on a new session where calls work', async () => {
+    const before = await session();
+    await mcp!.restartBackend();
+    await expect.poll(history, patience).toBe('idle → connecting → connected → reconnecting → connected');
+    await expect.poll(session, patience).not.toBe(before);
+    expect(sessionShown(await session())).toBeDefined();
+    await page.getByRole('textbox', { name: 'Echo text' }).fill('after the restart');
+    await page.getByRole('button', { name: 'Call echo' }).click();
+    await expect.poll(() => result().innerText(), patience).toBe('echo → after the restart');
+    await screenshot('react-status-restarted.png');
+  });
+
+  it('F1, U3: Close shows closed, and the server saw a DELETE for the session', async () => {
+    const id = sessionShown(await session());
+    expect(id).toBeDefined();
+    await page.getByRole('button', { name: 'Close' }).click();
+    await expect.poll(() => badge().innerText(), patience).toBe('closed');
+    expect(await session()).toBe(`${fingerprint(id)} (ended)`);
+    const deleted = await mcp!.backend.waitFor((request) => request.method === 'DELETE', patience.timeout);
+    expect(deleted.headers['mcp-session-id']).toBe(id);
+    expect(mcp!.backend.closedSessions).toContain(id);
+    await screenshot('react-status-closed.png');
+  });
+
+  it('F2, U3: Start connects again, on a new session', async () => {
+    const closed = new Set(mcp!.backend.closedSessions.map((id) => fingerprint(id)));
+    await page.getByRole('button', { name: 'Start' }).click();
+    await expect.poll(() => badge().innerText(), patience).toBe('connected');
+    const shown = await session();
+    expect(closed.has(shown)).toBe(false);
+    expect(sessionShown(shown)).toBeDefined();
+    await page.getByRole('textbox', { name: 'Echo text' }).fill('after Start');
+    await page.getByRole('button', { name: 'Call echo' }).click();
+    await expect.poll(() => result().innerText(), patience).toBe('echo → after Start');
+    expect(await history()).toMatch(/connected → closing → closed → connecting → connected$/);
+    expect(pageErrors).toEqual([]);
+  });
+});
