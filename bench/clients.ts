@@ -7,7 +7,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as SdkTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { StreamableHTTPClientTransport as ThisTransport } from '../src/index.js';
+// The built package (`npm run build`, which the bench scripts run first), as users run it: the
+// TypeScript source under tsx would add its loader's overhead to every call. Typed from src/.
+const builtPackage = '../dist/src/index.js';
+const { StreamableHTTPClientTransport: ThisTransport } = (await import(builtPackage)) as typeof import('../src/index.js');
 import { RawClient, type RpcMessage } from './raw-client.js';
 
 export const clientKinds = ['this', 'sdk', 'raw'] as const;
@@ -56,7 +59,7 @@ class SdkClientDriver implements BenchClient {
   private readonly client = new Client({ name: 'bench', version: '1.0.0' }, { capabilities: {} });
 
   constructor(
-    private readonly transport: ThisTransport | SdkTransport,
+    private readonly transport: InstanceType<typeof ThisTransport> | SdkTransport,
     /** The SDK transport sends no DELETE on close; terminateSession() does. */
     private readonly terminateFirst: boolean,
   ) {

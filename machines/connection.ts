@@ -32,6 +32,8 @@ import {
 export interface ConnectionInput {
   options: ChartOptions;
   sink: MessageSink;
+  /** The host's I/O, opaque to the chart: the provided actors find it here (one actor system per transport). */
+  io?: unknown;
 }
 
 export interface DeleteSessionInput {

@@ -262,8 +262,10 @@ export const postStreamMachine = setup({
         onError: { target: 'failed', actions: assign({ error: ({ event }) => toError(event.error) }) },
       },
     },
-    accepted: { always: 'done' },
-    json: { always: 'done' },
+    /** 202/204 (or any 2xx to a notification): nothing more to wait for. */
+    accepted: { type: 'final', entry: 'reportDone' },
+    /** The response came as the JSON body. */
+    json: { type: 'final', entry: 'reportDone' },
     streaming: {
       invoke: { id: 'reader', src: 'readStream', input: ({ context }) => readerInput(context) },
       initial: 'choosing',

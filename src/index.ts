@@ -1,4 +1,5 @@
-export { StreamableHTTPClientTransport, createConnectionMachine } from './transport.js';
+export { StreamableHTTPClientTransport, providedConnectionMachine } from './transport.js';
+export { ioActors, connectionSystemId, type TransportIo } from './actors.js';
 export type { StreamableHTTPClientTransportOptions } from './options.js';
 export type { FetchLike, TokenSource } from './http/client.js';
 export * from './errors.js';

@@ -4,8 +4,7 @@ import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/events.js';
 import { InvalidMessageError, McpTransportError } from '../machines/errors.js';
-import { createIoActors } from './actors.js';
-import type { ExchangeOptions } from './http/exchanges.js';
+import { connectionSystemId, ioActors, type TransportIo } from './actors.js';
 import { HttpClient } from './http/client.js';
 import { baseHeaders } from './http/headers.js';
 import { resolveChartOptions, type StreamableHTTPClientTransportOptions } from './options.js';
@@ -41,27 +40,20 @@ function ticketFor(resolve: () => void, reject: (error: Error) => void): SendTic
   };
 }
 
-/** The connection chart with this transport's I/O provided. */
-export function createConnectionMachine(
-  http: HttpClient,
-  sink: MessageSink,
-  options: ExchangeOptions & { authProvider: object | undefined },
-): ConnectionMachine {
-  const io = createIoActors(http, sink, options);
-  return connectionMachine.provide({
-    actors: {
-      postStream: postStreamMachine.provide({
-        actors: { postMessage: io.postMessage, resumeStream: io.resumeStream, readStream: io.readStream },
-      }),
-      standaloneStream: standaloneStreamMachine.provide({
-        actors: { openStandalone: io.openStandalone, readStream: io.readStream },
-      }),
-      deleteSession: io.deleteSession,
-      authorize: io.authorize,
-      legacyStream: io.legacyStream,
-    },
-  });
-}
+/** The connection chart with the I/O provided: built once, shared by every transport. */
+export const providedConnectionMachine: ConnectionMachine = connectionMachine.provide({
+  actors: {
+    postStream: postStreamMachine.provide({
+      actors: { postMessage: ioActors.postMessage, resumeStream: ioActors.resumeStream, readStream: ioActors.readStream },
+    }),
+    standaloneStream: standaloneStreamMachine.provide({
+      actors: { openStandalone: ioActors.openStandalone, readStream: ioActors.readStream },
+    }),
+    deleteSession: ioActors.deleteSession,
+    authorize: ioActors.authorize,
+    legacyStream: ioActors.legacyStream,
+  },
+});
 
 /**
  * MCP Streamable HTTP client transport: a drop-in for the official SDK's class of the same name
@@ -94,8 +86,10 @@ export class StreamableHTTPClientTransport {
       deliver: (message) => this.onmessage?.(message),
       warn: (error) => this.onerror?.(error),
     };
-    this.actor = createActor(createConnectionMachine(this.http, sink, { ...chartOptions, authProvider: options.authProvider }), {
-      input: { options: chartOptions, sink },
+    const io: TransportIo = { http: this.http, sink, options: chartOptions, authProvider: options.authProvider };
+    this.actor = createActor(providedConnectionMachine, {
+      systemId: connectionSystemId,
+      input: { options: chartOptions, sink, io },
       ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
     });
     this.actor.on('warning', ({ error }) => this.onerror?.(error));

@@ -44,7 +44,10 @@ export function redirectTarget(response: Response, from: URL): URL | undefined {
 /** A response whose body may still be read; `release()` aborts it and unlinks it from the lifetime. */
 export interface Exchange {
   response: Response;
+  /** The request is finished with: unlink it (its body was read or cancelled). */
   readonly release: () => void;
+  /** Stop it now: the underlying fetch and body are aborted. */
+  readonly abort: () => void;
 }
 
 export interface RequestSpec {
@@ -66,6 +69,8 @@ export interface RequestSpec {
  */
 export class HttpClient {
   private lifetime = new AbortController();
+  /** The requests, streams and bodies of this lifetime still running. */
+  private inFlight = new Set<AbortController>();
 
   constructor(private readonly config: HttpConfig) {}
 
@@ -75,46 +80,58 @@ export class HttpClient {
 
   /** A new lifetime for a new start; the previous one stays aborted. */
   begin(): void {
-    if (this.lifetime.signal.aborted) this.lifetime = new AbortController();
+    if (this.lifetime.signal.aborted) {
+      this.lifetime = new AbortController();
+      this.inFlight = new Set();
+    }
     const outer = this.config.signal;
     if (outer === undefined) return;
     const lifetime = this.lifetime;
     // One listener per lifetime on the caller's signal, never one per request (H10).
-    if (outer.aborted) lifetime.abort(outer.reason);
+    if (outer.aborted) this.end(outer.reason);
     else outer.addEventListener('abort', () => {
-      lifetime.abort(outer.reason);
+      if (this.lifetime === lifetime) this.end(outer.reason);
     }, { once: true, signal: lifetime.signal });
   }
 
-  /** Aborts every request, stream and body still linked to this lifetime. */
-  end(): void {
-    this.lifetime.abort(new TransportClosedError('transport closed'));
+  /** Aborts every request, stream and body still running in this lifetime. */
+  end(reason: unknown = new TransportClosedError('transport closed')): void {
+    this.lifetime.abort(reason);
+    for (const controller of this.inFlight) controller.abort(reason);
+    this.inFlight.clear();
   }
 
+  /**
+   * One request with its own AbortController (H10): kept in the lifetime's set while it runs, so
+   * ending the lifetime aborts it, and no listener is ever added to a shared signal. `release()`
+   * only unlinks a request that finished normally (aborting one would cost a DOMException for
+   * nothing); stopping the calling actor aborts it.
+   */
   async request(spec: RequestSpec): Promise<Exchange> {
-    const lifetime = this.lifetime.signal;
-    if (lifetime.aborted) throw new TransportClosedError('transport closed');
+    if (this.lifetime.signal.aborted) throw new TransportClosedError('transport closed');
     const controller = new AbortController();
-    let released = false;
-    const onLifetimeEnd = () => {
-      controller.abort(lifetime.reason);
-    };
+    const inFlight = this.inFlight;
+    inFlight.add(controller);
+    let settled = false;
     const release = () => {
-      if (released) return;
-      released = true;
-      lifetime.removeEventListener('abort', onLifetimeEnd);
-      spec.signal.removeEventListener('abort', release);
+      if (settled) return;
+      settled = true;
+      inFlight.delete(controller);
+      spec.signal.removeEventListener('abort', abort);
+    };
+    const abort = () => {
+      if (settled) return;
+      release();
       controller.abort();
     };
-    lifetime.addEventListener('abort', onLifetimeEnd, { once: true });
-    spec.signal.addEventListener('abort', release, { once: true });
-    if (spec.signal.aborted) release();
+    spec.signal.addEventListener('abort', abort, { once: true });
+    if (spec.signal.aborted) abort();
     try {
       const headers = await this.headersFor(spec);
       const init: RequestInit = { ...this.config.init, method: spec.method, headers, signal: controller.signal };
       if (spec.body !== undefined) init.body = spec.body;
       const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init);
-      return { response, release };
+      return { response, release, abort };
     } catch (error) {
       release();
       throw error;
@@ -153,7 +170,7 @@ export class HttpClient {
 
   /** Hands the exchange to a new owner (a stream reader): the calling actor no longer aborts it. */
   static detach(exchange: Exchange, signal: AbortSignal): void {
-    signal.removeEventListener('abort', exchange.release);
+    signal.removeEventListener('abort', exchange.abort);
   }
 
   private async headersFor(spec: RequestSpec): Promise<Record<string, string>> {

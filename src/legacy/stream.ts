@@ -41,7 +41,10 @@ export function openLegacyStream(
   openEventStream(http, sink, { sessionId: undefined, protocolVersion: undefined, lastEventId: undefined, authorization: options.authorization }, controller.signal)
     .then((result) => {
       if (ended || controller.signal.aborted) {
-        if (result.kind === 'sse') result.stream.release();
+        if (result.kind === 'sse') {
+          result.stream.body.cancel().catch(() => undefined);
+          result.stream.release();
+        }
         return;
       }
       if (result.kind !== 'sse') {
