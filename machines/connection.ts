@@ -522,10 +522,18 @@ export const connectionMachine = setup({
       for (const dropped of context.queue) if (!kept.includes(dropped)) dropped.ticket.failed(cancelled);
       if (kept.length !== context.queue.length) enqueue.assign({ queue: kept });
     }),
+    windDownStandalone: enqueueActions(({ self, enqueue }) => {
+      // The snapshot read here is the one before this step: only a child still running is told.
+      const standalone = self.getSnapshot().children.standalone;
+      if ((standalone?.getSnapshot() as { status?: string } | undefined)?.status === 'active' && standalone) {
+        enqueue.sendTo(standalone, { type: 'windDown' });
+      }
+    }),
     /** Every child stops now; callers still waiting on `send()` learn why (F2). */
-    stopEverything: enqueueActions(({ context, self, enqueue }, params: { answer: boolean }) => {
+    stopEverything: enqueueActions(({ context, self, enqueue }, params: { answer: boolean; keep?: string }) => {
       const reason = context.error ?? new TransportClosedError('transport closed');
       for (const [id, child] of Object.entries(self.getSnapshot().children)) {
+        if (id === params.keep) continue;
         const snapshot = child?.getSnapshot() as
           | { status?: string; context?: { ticket?: SendTicket; requestIds?: unknown; origin?: unknown } }
           | undefined;
@@ -656,7 +664,6 @@ export const connectionMachine = setup({
       },
     },
     open: {
-      tags: ['connected'],
       type: 'parallel',
       on: {
         send: [{ guard: 'isCancellation', actions: ['cancelRequest', 'spawnPost'] }, { actions: 'spawnPost' }],
@@ -691,15 +698,41 @@ export const connectionMachine = setup({
           initial: 'active',
           states: {
             active: {
+              tags: ['connected'],
               on: {
+                // F1: DELETE first, while the standalone stream still runs (the server ends it and
+                // its connection is reused), then everything stops. Defined here, in the session
+                // region, so that the standalone region is not exited and re-entered.
+                close: [{ guard: 'shouldTerminate', target: 'closing' }, { target: '#connection.closing' }],
                 'session.terminate': [
                   { guard: 'hasSession', target: 'terminating', actions: 'holdTerminateTicket' },
                   { actions: 'acknowledgeTerminate' },
                 ],
               },
             },
+            /** F1: close() of an open session: calls stop, the DELETE runs (bounded), then closed. */
+            closing: {
+              tags: ['closing'],
+              entry: [{ type: 'stopEverything', params: { answer: false, keep: 'standalone' } }, 'windDownStandalone'],
+              invoke: {
+                src: 'deleteSession',
+                input: ({ context }) => ({ sessionId: context.sessionId ?? '', protocolVersion: context.protocolVersion }),
+                onDone: '#connection.closed',
+                onError: '#connection.closed',
+              },
+              after: { deleteTimeout: '#connection.closed' },
+              on: {
+                close: {},
+                send: { actions: 'rejectSend' },
+                'session.terminate': { actions: 'rejectSend' },
+                'standalone.sessionMissing': {},
+                'standalone.unauthorized': {},
+                'standalone.degraded': {},
+              },
+            },
             /** terminateSession(): DELETE, then the transport waits for a new initialize. */
             terminating: {
+              tags: ['connected'],
               invoke: {
                 src: 'deleteSession',
                 input: ({ context }) => ({ sessionId: context.sessionId ?? '', protocolVersion: context.protocolVersion }),

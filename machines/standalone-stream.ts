@@ -1,4 +1,4 @@
-import { assign, enqueueActions, fromCallback, fromPromise, sendParent, sendTo, setup } from 'xstate';
+import { assign, enqueueActions, fromCallback, fromPromise, sendParent, sendTo, setup, stateIn } from 'xstate';
 import type { ChartOptions, GetResult, OpenStream } from './events.js';
 import type { ReadStreamInput, ReconnectDue, StreamReaderCommand, StreamReaderEvent } from './post-stream.js';
 import { ceilingDelay, nextReconnectDelay, scheduledWait, waitStates } from './backoff.js';
@@ -16,6 +16,9 @@ export interface OpenStandaloneInput {
   protocolVersion: string | undefined;
   lastEventId: string | undefined;
 }
+
+/** The connection chart's word to the stream: its session is closing (F1). */
+export type StandaloneCommand = { type: 'windDown' };
 
 export type StandaloneStreamReport =
   | { type: 'standalone.sessionMissing'; error: Error }
@@ -40,7 +43,7 @@ export const standaloneStreamMachine = setup({
   types: {
     context: {} as StandaloneStreamContext,
     input: {} as StandaloneStreamInput,
-    events: {} as StreamReaderEvent | ReconnectDue,
+    events: {} as StreamReaderEvent | ReconnectDue | StandaloneCommand,
   },
   actors: {
     openStandalone: fromPromise<GetResult, OpenStandaloneInput>(notProvided('openStandalone')),
@@ -96,6 +99,8 @@ export const standaloneStreamMachine = setup({
     lastError: undefined,
   }),
   initial: 'opening',
+  // F1: a session closing needs no more reconnects; a stream being read drains first (see listening).
+  on: { windDown: '.gone' },
   states: {
     opening: {
       invoke: {
@@ -145,9 +150,12 @@ export const standaloneStreamMachine = setup({
         /** R9: a silent stream is asked about every streamIdleTimeout ms, and treated as dropped. */
         watching: { after: { streamIdleTimeout: { target: 'watching', reenter: true, actions: 'checkIdle' } } },
         unwatched: {},
+        /** The session is closing: read until the server ends the stream, then stop (F1). */
+        draining: {},
       },
       on: {
-        'stream.ended': {
+        windDown: '.draining',
+        'stream.ended': [{ guard: stateIn('#standaloneStream.listening.draining'), target: 'gone' }, {
           target: 'retrying',
           actions: assign({
             stream: undefined,
@@ -156,7 +164,7 @@ export const standaloneStreamMachine = setup({
             attempt: ({ context, event }) => (event.end.progressed ? 1 : context.attempt + 1),
             lastError: ({ event }) => event.end.error,
           }),
-        },
+        }],
       },
     },
     /** Chooses between ordinary backoff and waiting at the ceiling once the budget is spent (G5). */

@@ -3,7 +3,7 @@ import { connectionMachine, type ConnectionMachine } from '../machines/connectio
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/events.js';
-import { InvalidMessageError, McpTransportError } from '../machines/errors.js';
+import { InvalidMessageError, McpTransportError, TransportFailedError } from '../machines/errors.js';
 import { connectionSystemId, ioActors, type TransportIo } from './actors.js';
 import { HttpClient } from './http/client.js';
 import { baseHeaders } from './http/headers.js';
@@ -98,6 +98,15 @@ export class StreamableHTTPClientTransport {
       this.http.end();
       this.onclose?.();
     });
+    // A fault inside the chart stops its actor: end every request, say so once, and close, so
+    // that no call and no close() is left waiting on an actor that will never answer.
+    this.actor.subscribe({
+      error: (cause: unknown) => {
+        this.http.end();
+        this.onerror?.(new TransportFailedError('internal error in the transport chart', { cause }));
+        this.onclose?.();
+      },
+    });
     this.actor.start();
   }
 
@@ -140,7 +149,8 @@ export class StreamableHTTPClientTransport {
 
   /** Ends the session (DELETE, F1) and everything running; idempotent (F2). */
   close(): Promise<void> {
-    if (this.actor.getSnapshot().matches('closed')) return Promise.resolve();
+    const snapshot = this.actor.getSnapshot();
+    if (snapshot.status !== 'active' || snapshot.matches('closed')) return Promise.resolve();
     return new Promise((resolve) => {
       const subscription = this.actor.on('closed', () => {
         subscription.unsubscribe();
@@ -185,6 +195,9 @@ export class StreamableHTTPClientTransport {
   }
 
   private dispatch(message: JSONRPCMessage | JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {
+    if (this.actor.getSnapshot().status !== 'active') {
+      return Promise.reject(new TransportFailedError('the transport chart stopped after an internal error'));
+    }
     return new Promise((resolve, reject) => {
       this.actor.send({
         type: 'send',

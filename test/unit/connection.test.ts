@@ -243,7 +243,10 @@ describe('connection chart', () => {
     actor.send({ type: 'close' });
     await flush();
     expect(io.deletes[0]!.input).toEqual({ sessionId: 'abc', protocolVersion: '2025-11-25' });
-    expect(actor.getSnapshot().matches({ closing: 'deleting' })).toBe(true);
+    // Closing an open session DELETEs while the standalone stream drains (F1: DELETE, then stop).
+    expect(actor.getSnapshot().matches({ open: { session: 'closing' } })).toBe(true);
+    expect(actor.getSnapshot().hasTag('closing')).toBe(true);
+    expect(actor.getSnapshot().hasTag('connected')).toBe(false);
     clock.increment(4_999);
     expect(actor.getSnapshot().hasTag('closed')).toBe(false);
     clock.increment(1);
@@ -281,6 +284,7 @@ describe('connection chart', () => {
     actor.send({ type: 'close' });
     expect(waiting.outcome).toBeInstanceOf(TransportClosedError);
     expect(io.posts[2]!.signal.aborted).toBe(true);
+    // A standalone GET still opening is not worth waiting for: it stops at once.
     expect(io.gets[0]!.signal.aborted).toBe(true);
     io.deletes[0]!.resolve({ status: 405 });
     await flush();
@@ -299,7 +303,7 @@ describe('connection chart', () => {
     expect(actor.getSnapshot().context).toMatchObject({ sessionId: undefined, protocolVersion: undefined, error: undefined });
   });
 
-  it('G6: the standalone stream lives as long as the session: closing stops its reader', async () => {
+  it('G6, F1: the standalone stream lives as long as the session: on close it drains during the DELETE, then stops', async () => {
     const { io, actor } = setUp();
     await connect(io, actor);
     io.gets[0]!.resolve({ kind: 'sse', stream: openStream() });
@@ -307,7 +311,28 @@ describe('connection chart', () => {
     const reader = io.readers[0]!;
     expect(reader.stopped).toBe(false);
     actor.send({ type: 'close' });
+    await flush();
+    // The DELETE goes out while the stream is still read, so the server can end it cleanly.
+    expect(io.deletes).toHaveLength(1);
+    expect(reader.stopped).toBe(false);
+    // The server ends the stream: no reconnect while closing.
+    reader.send({ type: 'stream.ended', end: streamEnd({ lastEventId: 'x', progressed: true }) });
+    await flush();
+    expect(io.gets).toHaveLength(1);
+    io.deletes[0]!.resolve({ status: 200 });
+    await flush();
+    expect(actor.getSnapshot().hasTag('closed')).toBe(true);
     expect(reader.stopped).toBe(true);
+    expect(io.gets).toHaveLength(1);
+  });
+
+  it('G6, F1: without a DELETE to wait for, close stops the standalone reader at once', async () => {
+    const { io, actor } = setUp({ terminateOnClose: false });
+    await connect(io, actor);
+    io.gets[0]!.resolve({ kind: 'sse', stream: openStream() });
+    await flush();
+    actor.send({ type: 'close' });
+    expect(io.readers[0]!.stopped).toBe(true);
   });
 
   it('G4: when the standalone stream ends it reconnects with Last-Event-ID after the server retry', async () => {
