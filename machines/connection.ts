@@ -1,4 +1,4 @@
-import { assign, emit, enqueueActions, fromCallback, fromPromise, setup, stopChild } from 'xstate';
+import { assign, emit, enqueueActions, fromCallback, fromPromise, or, setup, stateIn, stopChild } from 'xstate';
 import type {
   AuthChallenge,
   ChartOptions,
@@ -261,6 +261,7 @@ export const connectionMachine = setup({
       event.sessionId !== context.sessionId &&
       !context.sessionIdMismatchReported,
     standaloneEnabled: ({ context }) => context.options.standaloneStream,
+    standaloneDone: or([stateIn('#connection.open.standalone.ended'), stateIn('#connection.open.standalone.off')]),
     authorizes: ({ context }) => context.options.authorization,
     needsUserMidSession: ({ context, event }) =>
       context.authReturn === 'open' && isUnauthorized((event as { error?: unknown }).error),
@@ -284,6 +285,8 @@ export const connectionMachine = setup({
   },
   delays: {
     deleteTimeout: ({ context }) => context.options.deleteTimeout,
+    /** How long close() waits for the server to end the standalone stream after the DELETE. */
+    drainTimeout: 100,
   },
   actions: {
     startFresh: assign(({ context }) => freshSession(context)),
@@ -717,10 +720,27 @@ export const connectionMachine = setup({
               invoke: {
                 src: 'deleteSession',
                 input: ({ context }) => ({ sessionId: context.sessionId ?? '', protocolVersion: context.protocolVersion }),
-                onDone: '#connection.closed',
-                onError: '#connection.closed',
+                onDone: 'draining',
+                onError: 'draining',
               },
               after: { deleteTimeout: '#connection.closed' },
+              on: {
+                close: {},
+                send: { actions: 'rejectSend' },
+                'session.terminate': { actions: 'rejectSend' },
+                'standalone.sessionMissing': {},
+                'standalone.unauthorized': {},
+                'standalone.degraded': {},
+              },
+            },
+            /**
+             * The DELETE was answered: the server ends the standalone stream; its end is read (so
+             * the connection is reused, not torn down) before everything stops, for a bounded moment.
+             */
+            draining: {
+              tags: ['closing'],
+              always: { guard: 'standaloneDone', target: '#connection.closed' },
+              after: { drainTimeout: '#connection.closed' },
               on: {
                 close: {},
                 send: { actions: 'rejectSend' },
