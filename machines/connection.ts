@@ -21,6 +21,7 @@ import {
   asFailure,
   isSessionMissing,
   isUnauthorized,
+  McpTransportError,
   ProtocolError,
   SessionExpiredError,
   StreamableHTTPError,
@@ -555,7 +556,8 @@ export const connectionMachine = setup({
         enqueue.stopChild(id);
       }
       for (const queued of context.queue) queued.ticket.failed(reason);
-      enqueue.assign({ queue: [] });
+      context.terminateTicket?.failed(reason);
+      enqueue.assign({ queue: [], terminateTicket: undefined });
     }),
     emitFailed: emit(({ context }) => ({
       type: 'failed' as const,
@@ -584,6 +586,18 @@ export const connectionMachine = setup({
       enqueue.assign({ terminateTicket: undefined });
     }),
     forgetSession: assign({ sessionId: undefined, initializeRequest: undefined }),
+    /** A terminateSession() whose DELETE was cut short by another turn of events is told so. */
+    abandonTerminate: enqueueActions(({ context, enqueue }) => {
+      if (context.terminateTicket === undefined) return;
+      context.terminateTicket.failed(new McpTransportError('terminateSession() was interrupted before its DELETE was answered'));
+      enqueue.assign({ terminateTicket: undefined });
+    }),
+    /** B2: terminateSession() where there is no open session to end: nothing to do, or not now. */
+    terminateNotNow: ({ context, event }) => {
+      if (event.type !== 'session.terminate') return;
+      if (context.sessionId === undefined) event.ticket.accepted();
+      else event.ticket.failed(new McpTransportError('terminateSession() is possible only while the session is open'));
+    },
   },
 }).createMachine({
   id: 'connection',
@@ -609,6 +623,7 @@ export const connectionMachine = setup({
   on: {
     'protocolVersion.set': { actions: 'setVersion' },
     close: '.closing',
+    'session.terminate': { actions: 'terminateNotNow' },
   },
   states: {
     idle: {
@@ -661,6 +676,7 @@ export const connectionMachine = setup({
             target: 'authorizing',
             actions: ['stopPost', 'holdForAuthorization', { type: 'returnTo', params: { state: 'initializing' } }],
           },
+          { guard: 'isStaleSessionMissing', actions: ['stopPost', 'resendOnCurrentSession'] },
           { guard: 'isSessionMissing', target: 'failed', actions: ['stopPost', 'expireSession', 'answerExpired'] },
           { actions: ['answerFailure', 'stopPost'] },
         ],
@@ -801,6 +817,7 @@ export const connectionMachine = setup({
      */
     authorizing: {
       tags: ['authorizing'],
+      entry: 'abandonTerminate',
       invoke: {
         src: 'authorize',
         input: ({ context }) => ({ challenge: context.authChallenge }),
@@ -821,7 +838,15 @@ export const connectionMachine = setup({
       },
       on: {
         send: { actions: 'queueSend' },
-        'post.done': { actions: ['deliverResponse', 'stopPost'] },
+        // Answers to what was sent before the 401 still move the session on.
+        'post.done': [
+          {
+            guard: 'isInitializeResult',
+            actions: ['adoptSession', 'deliverResponse', 'stopPost', { type: 'returnTo', params: { state: 'initializing' } }],
+          },
+          { guard: 'isInitializedAccepted', actions: ['stopPost', { type: 'returnTo', params: { state: 'open' } }] },
+          { actions: ['deliverResponse', 'stopPost'] },
+        ],
         'post.failed': [
           { guard: 'needsAuthorization', actions: ['stopPost', 'holdForAuthorization'] },
           { actions: ['answerFailure', 'stopPost'] },
@@ -856,6 +881,7 @@ export const connectionMachine = setup({
     },
     /** The server forgot the session (P8): re-establish it (F3) or fail with SessionExpiredError. */
     recovering: {
+      entry: 'abandonTerminate',
       always: [
         { guard: 'canRecover', target: 'reconnecting', actions: 'beginRecovery' },
         { target: 'failed', actions: ['expireSession', 'answerExpired'] },

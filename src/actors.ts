@@ -50,10 +50,11 @@ export const ioActors = {
     const io = ioOf(system);
     return openEventStream(io.http, io.sink, { ...input, authorization: io.authProvider !== undefined }, signal);
   }),
-  authorize: fromPromise<'AUTHORIZED', { challenge: AuthChallenge | undefined }>(({ input, system }) => {
+  authorize: fromPromise<'AUTHORIZED', { challenge: AuthChallenge | undefined }>(({ input, signal, system }) => {
     const io = ioOf(system);
     if (io.authProvider === undefined) throw new Error('authorizing without an authProvider');
-    return authorize({ provider: io.authProvider, serverUrl: io.http.url, challenge: input.challenge, fetch: io.http.authFetch });
+    // Leaving `authorizing` (close, for one) aborts the OAuth requests still running.
+    return authorize({ provider: io.authProvider, serverUrl: io.http.url, challenge: input.challenge, fetch: io.http.authFetchFor(signal) });
   }),
   readStream: fromCallback<StreamReaderCommand, ReadStreamInput>(({ input, sendBack, receive, system }) => {
     const io = ioOf(system);

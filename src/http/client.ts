@@ -163,10 +163,20 @@ export class HttpClient {
   }
 
   /** H9, A1: the fetch the SDK's OAuth flow uses: the caller's fetch, requestInit and redirect policy. */
-  readonly authFetch: FetchLike = (url, init) => {
-    const headers = { ...this.config.headers.custom, ...Object.fromEntries(new Headers(init?.headers).entries()) };
-    return this.fetchWithPolicy(new URL(url), { ...this.config.init, ...init, headers });
-  };
+  readonly authFetch: FetchLike = (url, init) => this.authFetchFor(undefined)(url, init);
+
+  /**
+   * The same, ended by `signal`: the authorizing actor's, so that leaving `authorizing` (close)
+   * stops the flow. finishAuth() passes none: it runs after the SDK Client closed the transport.
+   */
+  authFetchFor(signal: AbortSignal | undefined): FetchLike {
+    return (url, init) => {
+      const headers = { ...this.config.headers.custom, ...Object.fromEntries(new Headers(init?.headers).entries()) };
+      const signals = [signal, init?.signal ?? undefined].filter((s): s is AbortSignal => s !== undefined);
+      const merged = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
+      return this.fetchWithPolicy(new URL(url), { ...this.config.init, ...init, headers, ...(merged ? { signal: merged } : {}) });
+    };
+  }
 
   /** Hands the exchange to a new owner (a stream reader): the calling actor no longer aborts it. */
   static detach(exchange: Exchange, signal: AbortSignal): void {

@@ -1,0 +1,126 @@
+/**
+ * Model-based tests of the connection chart (DESIGN.md, "How it is tested"): paths generated from
+ * an abstract model of the chart (test/model/model.ts) with `xstate/graph`, each run against the
+ * real transport and a server whose answers the path chooses, with the transport's state checked
+ * after every step; then the real chart's states and transitions those runs went through are
+ * counted against all of the chart's.
+ *
+ * `npm test` runs the smallest subset of the shortest paths that still covers every state and
+ * transition of the model; `npm run test:model` (MODEL_PATHS=simple) runs every path generated: all
+ * the shortest paths and every simple path through the chart's states (see paths.ts).
+ */
+import { describe, expect, it } from 'vitest';
+import { connectionMachine } from '../../src/index.js';
+import { Coverage, describeTransition, stateIdsOf, transitionsOf } from './coverage.js';
+import { connectionModel, modelConfigs } from './model.js';
+import { runPath } from './executor.js';
+import { describePath, generateShortestPaths, generateSimplePaths, selectCovering, type PathKind } from './paths.js';
+
+const kind: PathKind = process.env.MODEL_PATHS === 'simple' ? 'simple' : 'shortest';
+
+/**
+ * Transitions of the real chart that no world event can take, and why. Everything else must be
+ * taken by some run: a transition added to the chart and not to the model fails the coverage test.
+ */
+const unreachable: Record<string, string> = {
+  'connection.reconnecting|post.done|0':
+    'shadowed: reinitializing and confirming both end their own post.done list with an unguarded branch',
+  'connection.reconnecting|post.failed|0':
+    'shadowed: reinitializing and confirming both end their own post.failed list with an unguarded branch',
+  'connection.reconnecting|post.failed|1':
+    'shadowed: reinitializing and confirming both end their own post.failed list with an unguarded branch',
+  'connection.closed|close|0': 'the facade: close() on a closed transport resolves without telling the chart',
+  ...Object.fromEntries(
+    ['closing', 'draining'].flatMap((state) =>
+      ['standalone.sessionMissing', 'standalone.unauthorized', 'standalone.degraded'].map((event) => [
+        `connection.open.session.${state}|${event}|0`,
+        'a race only: close() winds the standalone stream down at once (a GET still opening or a reconnect wait ends, ' +
+          'a stream being read drains and then ends without retrying), so a report can only be one already on its way',
+      ]),
+    ),
+  ),
+  ...Object.fromEntries(
+    ['close', 'send', 'session.terminate'].map((event) => [
+      `connection.open.session.draining|${event}|0`,
+      'only inside the drain window (drainTimeout, a 100 ms chart constant) after the DELETE was answered: ' +
+        'no step of a path can be placed there without a timing assumption',
+    ]),
+  ),
+};
+
+/** The model mirrors that transition but, like the real one, it is never offered to the world. */
+const modelUnreachable = new Set(['connection.closed|close|0']);
+
+const realStates = stateIdsOf(connectionMachine);
+const modelStates = stateIdsOf(connectionModel);
+const realTransitions = transitionsOf(connectionMachine);
+
+const started = performance.now();
+const shortest = generateShortestPaths();
+const covering = selectCovering(shortest);
+const simple = kind === 'simple' ? generateSimplePaths() : undefined;
+const generated = [...shortest, ...(simple?.generated ?? [])];
+// The default run: the covering subset of the shortest paths; the long run: every path generated.
+const toRun = simple === undefined ? covering : [...shortest, ...simple.generated];
+const generationMs = performance.now() - started;
+
+const modelCoverage = new Coverage('connection');
+for (const path of generated) modelCoverage.merge(path.coverage);
+const modelTransitions = transitionsOf(connectionModel);
+
+const realCoverage = new Coverage('connection');
+let ran = 0;
+let steps = 0;
+
+describe('connection chart, model-based', () => {
+  it('the model has exactly the states of the real chart (so it cannot drift silently)', () => {
+    expect([...modelStates].sort()).toEqual([...realStates].sort());
+  });
+
+  it('the paths generated from the model visit every state and take every transition of the model', () => {
+    const missedStates = modelStates.filter((id) => !modelCoverage.states.has(id));
+    const missedTransitions = [...modelTransitions.keys()].filter((key) => !modelCoverage.transitions.has(key) && !modelUnreachable.has(key));
+    console.log(
+      `model: ${modelConfigs.length} configurations (${modelConfigs.map((c) => c.name).join(', ')}); ` +
+        `${shortest.length} shortest paths (${covering.length} of them cover the model)` +
+        (simple === undefined
+          ? ''
+          : `; ${simple.statePaths} maximal simple paths through the chart's states, ${simple.generated.length} realizable by world events ` +
+            `(${simple.unrealizable.length} would need to revisit a state to build the context they need)`) +
+        `; generated in ${generationMs.toFixed(0)} ms; ${toRun.length} paths to run (${toRun.reduce((n, p) => n + p.path.steps.length - 1, 0)} steps); ` +
+        `${modelStates.length - missedStates.length}/${modelStates.length} states, ` +
+        `${modelTransitions.size - missedTransitions.length}/${modelTransitions.size} transitions of the model`,
+    );
+    expect(missedStates).toEqual([]);
+    expect(missedTransitions.map((key) => describeTransition(modelTransitions.get(key)!))).toEqual([]);
+  });
+
+  describe(`${toRun.length} paths, run against the real transport and a scripted server`, () => {
+    for (const path of toRun) {
+      it(describePath(path), async () => {
+        await runPath(path.model, path.path, path.config, realCoverage);
+        ran++;
+        steps += path.path.steps.length - 1;
+      });
+    }
+  });
+
+  it('the runs visited every state of the real chart and took every transition the world can cause', () => {
+    const missedStates = realStates.filter((id) => !realCoverage.states.has(id));
+    const missedTransitions = [...realTransitions.keys()].filter((key) => !realCoverage.transitions.has(key) && !(key in unreachable));
+    const unexpectedlyTaken = Object.keys(unreachable).filter((key) => realCoverage.transitions.has(key));
+    const taken = [...realTransitions.keys()].filter((key) => realCoverage.transitions.has(key)).length;
+    console.log(
+      `real chart: ${ran} paths, ${steps} steps; states ${realStates.length - missedStates.length}/${realStates.length}; ` +
+        `transitions ${taken}/${realTransitions.size} (${Object.keys(unreachable).length} no world event can take: ` +
+        `${Object.entries(unreachable).map(([key, why]) => `${key}: ${why}`).join('; ')})`,
+    );
+    console.log(`real states covered: ${[...realCoverage.states].sort().join(', ')}`);
+    console.log(`real transitions taken:\n  ${[...realCoverage.transitions].sort().map((key) => describeTransition(realTransitions.get(key)!)).join('\n  ')}`);
+    expect(ran, 'every path ran to its end (this test reads what they covered)').toBe(toRun.length);
+    expect(missedStates).toEqual([]);
+    expect(missedTransitions.map((key) => describeTransition(realTransitions.get(key)!))).toEqual([]);
+    expect(unexpectedlyTaken).toEqual([]);
+    for (const key of Object.keys(unreachable)) expect(realTransitions.has(key), `${key} is still in the chart`).toBe(true);
+  });
+});

@@ -1,0 +1,100 @@
+/**
+ * What a chart has (every state node, every transition) and what a run of it touched, named the
+ * same way for the real connection chart and for the abstract model, so the two can be compared.
+ *
+ * A transition is named `source|event|index`: the state node that owns it, the event type it is
+ * for (`always` for an eventless one), and its place among that node's transitions for that event
+ * (guarded alternatives are separate transitions). Names do not depend on object identity, so a
+ * chart copied by `machine.provide()` names its transitions exactly as the original does.
+ */
+import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition, InspectionEvent, StateValue } from 'xstate';
+
+export function stateNodesOf(machine: AnyStateMachine): AnyStateNode[] {
+  const nodes: AnyStateNode[] = [];
+  const walk = (node: AnyStateNode) => {
+    nodes.push(node);
+    for (const child of Object.values(node.states)) walk(child);
+  };
+  walk(machine.root);
+  return nodes;
+}
+
+/** Every state id of a machine, the root included. */
+export function stateIdsOf(machine: AnyStateMachine): string[] {
+  return stateNodesOf(machine).map((node) => node.id);
+}
+
+/** The parts of a state node read here (xstate types them loosely). */
+interface NodeTransitions {
+  id: string;
+  always?: readonly AnyTransitionDefinition[] | undefined;
+  transitions: ReadonlyMap<string, readonly AnyTransitionDefinition[]>;
+}
+
+export function transitionKey(transition: AnyTransitionDefinition): string {
+  const source = transition.source as NodeTransitions;
+  const event: string = (transition as { eventType: string }).eventType;
+  const list = event === '' ? (source.always ?? []) : (source.transitions.get(event) ?? []);
+  return `${source.id}|${event === '' ? 'always' : event}|${list.indexOf(transition)}`;
+}
+
+/** Every transition of a machine (invoke onDone/onError and `after` included), by name. */
+export function transitionsOf(machine: AnyStateMachine): Map<string, AnyTransitionDefinition> {
+  const all = new Map<string, AnyTransitionDefinition>();
+  for (const node of stateNodesOf(machine) as NodeTransitions[]) {
+    for (const list of node.transitions.values()) for (const transition of list) all.set(transitionKey(transition), transition);
+    for (const transition of node.always ?? []) all.set(transitionKey(transition), transition);
+  }
+  return all;
+}
+
+/** A readable form of a transition: `source --event [guard]--> targets`. */
+export function describeTransition(transition: AnyTransitionDefinition): string {
+  const guard = transition.guard;
+  const guardName =
+    typeof guard === 'string' ? guard : typeof guard === 'object' && 'type' in guard ? guard.type : guard === undefined ? '' : 'inline';
+  const targets = transition.target?.map((target) => target.id).join(', ') ?? '(stays)';
+  return `${transition.source.id} --${transition.eventType || 'always'}${guardName ? ` [${guardName}]` : ''}--> ${targets}`;
+}
+
+/** State ids a state value is in: `{ open: { session: 'active' } }` → connection.open, connection.open.session, … */
+export function stateIdsOfValue(machineId: string, value: StateValue): string[] {
+  const ids = [machineId];
+  const walk = (prefix: string, node: StateValue) => {
+    if (typeof node === 'string') {
+      ids.push(`${prefix}.${node}`);
+      return;
+    }
+    for (const [key, child] of Object.entries(node)) {
+      ids.push(`${prefix}.${key}`);
+      if (child !== undefined) walk(`${prefix}.${key}`, child);
+    }
+  };
+  walk(machineId, value);
+  return ids;
+}
+
+/** What runs of one chart touched. */
+export class Coverage {
+  readonly states = new Set<string>();
+  readonly transitions = new Set<string>();
+
+  constructor(readonly machineId: string) {}
+
+  addValue(value: StateValue): void {
+    for (const id of stateIdsOfValue(this.machineId, value)) this.states.add(id);
+  }
+
+  /** An inspection observer recording the root actor's microsteps (children are ignored). */
+  readonly inspect = (event: InspectionEvent): void => {
+    if (event.type !== '@xstate.microstep' || event.actorRef.sessionId !== event.rootId) return;
+    for (const transition of event._transitions) this.transitions.add(transitionKey(transition));
+    const value = (event.snapshot as { value?: StateValue }).value;
+    if (value !== undefined) this.addValue(value);
+  };
+
+  merge(other: Coverage): void {
+    for (const id of other.states) this.states.add(id);
+    for (const key of other.transitions) this.transitions.add(key);
+  }
+}

@@ -1,0 +1,1012 @@
+/**
+ * An abstract model of the connection chart (machines/connection.ts) for model-based testing.
+ *
+ * It has exactly the real chart's states (same ids, same nesting, same transient states), but it is
+ * driven by what the outside world does instead of by the chart's internal events: the caller
+ * (start, send initialize / initialized / a request / a notification / a cancellation, close,
+ * terminateSession) and the server (each answer to each kind of request that is parked at it).
+ * It has no `invoke` and no `after`, so `createTestModel` accepts it.
+ *
+ * Its context is the world as the chart sees it, reduced to what decides a state or a transition:
+ * - which requests are parked at the server (`out`): initialize, initialized, calls (tagged with the
+ *   session they carried, relative to the chart's current one, and whether they are a first send or
+ *   a re-send after a 404), notifications, legacy POSTs; the standalone/legacy GET, a DELETE, the
+ *   OAuth token request;
+ * - which messages wait in the chart's queue (`queue`);
+ * - the few session facts the guards read (a session ID, the server said it is gone, the
+ *   initialize request is cached, a session was just re-established).
+ *
+ * The mirror is kept honest three ways: the state ids are compared with the real chart's
+ * (connection.model.test.ts), each generated path is run against the real transport with the state compared after
+ * every step, and the real chart's transitions taken during those runs are counted against the
+ * chart's full list.
+ */
+import { assign, or, raise, setup, stateIn } from 'xstate';
+
+// ------------------------------------------------------------------------------------------------
+// World vocabulary
+
+/** The session a call carried: the chart's current one, an earlier one, or none. */
+export type CarriedSession = 'cur' | 'old' | 'nos';
+/** A first send by the caller, or the chart's re-send after a 404 (F3: at most once). */
+export type SendOrigin = 'caller' | 'retry';
+export type ReqTag = `${CarriedSession}:${SendOrigin}`;
+export type LegacyKind = 'init' | 'req' | 'note';
+
+/** A request parked at the server, waiting for its answer. */
+export type OutTag = 'init' | 'initd' | 'note' | `req:${ReqTag}` | `lpost:${LegacyKind}`;
+/**
+ * A message in the chart's queue. `a`: it carries authorization attempts (held by a 401, or
+ * re-queued by a 404); `s`: sent by the caller while the chart waited.
+ */
+export type QueueTag = 'init' | 'initd' | 'note' | `req:${SendOrigin}:${'a' | 's'}`;
+
+export type GetState = 'none' | 'parked' | 'stream';
+
+export interface ModelConfig {
+  /** Name of the configuration (shown in path names). */
+  name: string;
+  /** `standaloneStream` option. */
+  standalone: boolean;
+  /** `sessionRecovery` option. */
+  recovery: 'reinitialize' | 'fail';
+  /** `legacyFallback` option. */
+  legacy: boolean;
+  /** An `authProvider` is given. */
+  auth: boolean;
+  /** A `sessionId` option: start resumes it instead of initializing. */
+  presetSession: boolean;
+  /** `deleteTimeout`: short (the DELETE on close is left unanswered) or long (it is answered). */
+  deleteTimeout: 'short' | 'long';
+  /** Most calls (counting queued ones) outstanding at once. */
+  maxCalls: number;
+  /** Most notifications outstanding at once. */
+  maxNotes: number;
+  /** World events offered in this configuration. */
+  events: readonly ModelEventType[];
+}
+
+export interface ModelContext {
+  config: ModelConfig;
+  /** The chart holds a session ID. */
+  session: boolean;
+  /** The server said the session is gone (no DELETE for it). */
+  missing: boolean;
+  /** The caller's initialize request is cached (F3 can re-initialize). */
+  cached: boolean;
+  /** A session was re-established and no call answered since. */
+  recovered: boolean;
+  authReturn: 'connecting' | 'initializing' | 'open';
+  /** One authorization episode per path: after it, no further 401s are offered. */
+  authDone: boolean;
+  out: OutTag[];
+  queue: QueueTag[];
+  get: GetState;
+  del: boolean;
+  token: boolean;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Events
+
+export type ModelEvent =
+  // the caller
+  | { type: 'start' }
+  | { type: 'close' }
+  | { type: 'terminate' }
+  | { type: 'setProtocolVersion' }
+  | { type: 'send.initialize' }
+  | { type: 'send.initialized' }
+  | { type: 'send.request' }
+  | { type: 'send.notification' }
+  | { type: 'send.cancel' }
+  // the server, answering the caller's or the chart's initialize
+  | { type: 'init.ok' }
+  | { type: 'init.okNoSession' }
+  | { type: 'init.rpcError' }
+  | { type: 'init.500' }
+  | { type: 'init.404' }
+  | { type: 'init.405' }
+  | { type: 'init.401' }
+  // ... notifications/initialized
+  | { type: 'initd.202' }
+  | { type: 'initd.404' }
+  | { type: 'initd.500' }
+  | { type: 'initd.401' }
+  // ... a call
+  | { type: 'req.ok'; tag: ReqTag }
+  | { type: 'req.otherSession'; tag: ReqTag }
+  | { type: 'req.404'; tag: ReqTag }
+  | { type: 'req.401'; tag: ReqTag }
+  | { type: 'req.500'; tag: ReqTag }
+  // ... a notification
+  | { type: 'note.202' }
+  // ... a POST to the legacy endpoint
+  | { type: 'lpost.202'; kind: LegacyKind }
+  | { type: 'lpost.500'; kind: LegacyKind }
+  // ... the standalone GET, or the legacy transport's GET
+  | { type: 'get.stream' }
+  | { type: 'get.405' }
+  | { type: 'get.404' }
+  | { type: 'get.401' }
+  | { type: 'get.500' }
+  | { type: 'get.endpoint' }
+  | { type: 'get.drop' }
+  // ... a DELETE
+  | { type: 'del.200' }
+  | { type: 'del.500' }
+  | { type: 'del.drop' }
+  | { type: 'del.hang' }
+  // ... the OAuth token request of an authorization
+  | { type: 'token.ok' }
+  | { type: 'token.500' }
+  // not a world event: the model's own word from session.closing to the standalone region
+  | { type: 'windDown' };
+
+export type ModelEventType = ModelEvent['type'];
+
+export const callerEvents = [
+  'start',
+  'close',
+  'terminate',
+  'setProtocolVersion',
+  'send.initialize',
+  'send.initialized',
+  'send.request',
+  'send.notification',
+  'send.cancel',
+] as const satisfies readonly ModelEventType[];
+
+// ------------------------------------------------------------------------------------------------
+// Context helpers (pure)
+
+function sorted<T extends string>(items: readonly T[]): T[] {
+  return [...items].sort();
+}
+
+function without<T extends string>(items: readonly T[], item: T): T[] {
+  const copy = [...items];
+  const at = copy.indexOf(item);
+  if (at >= 0) copy.splice(at, 1);
+  return copy;
+}
+
+export function reqTagOf(tag: OutTag): ReqTag | undefined {
+  return tag.startsWith('req:') ? (tag.slice(4) as ReqTag) : undefined;
+}
+
+const originOf = (tag: ReqTag): SendOrigin => (tag.endsWith(':retry') ? 'retry' : 'caller');
+const carriedOf = (tag: ReqTag): CarriedSession => tag.slice(0, 3) as CarriedSession;
+
+export function callCount(context: ModelContext): number {
+  return (
+    context.out.filter((tag) => tag.startsWith('req:') || tag === 'lpost:req').length +
+    context.queue.filter((tag) => tag.startsWith('req:')).length
+  );
+}
+
+export function noteCount(context: ModelContext): number {
+  return context.out.filter((tag) => tag === 'note' || tag === 'lpost:note').length + context.queue.filter((tag) => tag === 'note').length;
+}
+
+/** Tags of parked calls, each once. */
+export function parkedReqTags(context: ModelContext): ReqTag[] {
+  const tags = new Set<ReqTag>();
+  for (const tag of context.out) {
+    const reqTag = reqTagOf(tag);
+    if (reqTag !== undefined) tags.add(reqTag);
+  }
+  return [...tags].sort();
+}
+
+export function parkedLegacyKinds(context: ModelContext): LegacyKind[] {
+  const kinds = new Set<LegacyKind>();
+  for (const tag of context.out) if (tag.startsWith('lpost:')) kinds.add(tag.slice(6) as LegacyKind);
+  return [...kinds].sort();
+}
+
+/** The chart's session changed: calls that carried the previous one now carry an old one. */
+function ageCalls(out: readonly OutTag[]): OutTag[] {
+  return sorted(out.map((tag): OutTag => (tag.startsWith('req:cur:') ? (`req:old:${tag.slice(8)}` as OutTag) : tag)));
+}
+
+/** flushQueue: every queued message is POSTed, in order, on the current session (or the legacy endpoint). */
+function flushed(context: ModelContext, legacy: boolean): OutTag[] {
+  const out = [...context.out];
+  for (const queued of context.queue) {
+    if (legacy) {
+      out.push(queued === 'init' ? 'lpost:init' : queued === 'note' ? 'lpost:note' : 'lpost:req');
+      continue;
+    }
+    if (queued === 'init' || queued === 'initd' || queued === 'note') {
+      out.push(queued);
+      continue;
+    }
+    const origin = queued.split(':')[1] as SendOrigin;
+    out.push(`req:${context.session ? 'cur' : 'nos'}:${origin}`);
+  }
+  return sorted(out);
+}
+
+function newCall(context: ModelContext): OutTag {
+  return `req:${context.session ? 'cur' : 'nos'}:caller`;
+}
+
+function tagOf(event: ModelEvent): ReqTag | undefined {
+  return 'tag' in event ? event.tag : undefined;
+}
+
+// ------------------------------------------------------------------------------------------------
+// The model
+
+export const connectionModel = setup({
+  types: {
+    context: {} as ModelContext,
+    events: {} as ModelEvent,
+    input: {} as ModelConfig,
+  },
+  guards: {
+    presetSession: ({ context }) => context.config.presetSession,
+    hasSession: ({ context }) => context.session,
+    noSession: ({ context }) => !context.session,
+    notStreaming: ({ context }) => context.get !== 'stream',
+    standaloneEnabled: ({ context }) => context.config.standalone,
+    /** shouldTerminate (terminateOnClose is always true here). */
+    shouldTerminate: ({ context }) => context.session && !context.missing,
+    legacyFallback: ({ context }) => context.config.legacy,
+    authorizes: ({ context }) => context.config.auth,
+    recovered: ({ context }) => context.recovered,
+    /** The answered call carried a session, so its 404 says the session is missing. */
+    callCarriedSession: ({ event }) => {
+      const tag = tagOf(event);
+      return tag !== undefined && carriedOf(tag) !== 'nos';
+    },
+    callCarriedNoSession: ({ event }) => {
+      const tag = tagOf(event);
+      return tag !== undefined && carriedOf(tag) === 'nos';
+    },
+    /** isStaleSessionMissing: a caller's call that carried an earlier session. */
+    staleSessionMissing: ({ event }) => {
+      const tag = tagOf(event);
+      return tag !== undefined && carriedOf(tag) === 'old' && originOf(tag) === 'caller';
+    },
+    /** canRequeue: a caller's call (not a re-send) met 404 while the session is re-established. */
+    canRequeue: ({ event }) => {
+      const tag = tagOf(event);
+      return tag !== undefined && carriedOf(tag) !== 'nos' && originOf(tag) === 'caller';
+    },
+    /** canRecover: asked to, an initialize to repeat, and not for a call already re-sent once. */
+    canRecover: ({ context, event }) => {
+      const tag = tagOf(event);
+      return context.config.recovery === 'reinitialize' && context.cached && (tag === undefined || originOf(tag) === 'caller');
+    },
+    returnsToConnecting: ({ context }) => context.authReturn === 'connecting',
+    returnsToInitializing: ({ context }) => context.authReturn === 'initializing',
+    /** needsUserMidSession: the flow needed the user (the token refresh failed) in an open session. */
+    midSession: ({ context }) => context.authReturn === 'open',
+  },
+  actions: {
+    /** rejectSend: the transport is not running; the promise is rejected at once. */
+    refuse: () => undefined,
+    acknowledge: () => undefined,
+    ignore: () => undefined,
+    setVersion: () => undefined,
+    startFresh: assign(({ context }) => ({
+      session: context.config.presetSession,
+      missing: false,
+      cached: false,
+      recovered: false,
+    })),
+    /** The answered call is no longer parked. */
+    answerCall: assign(({ context, event }) => {
+      const tag = tagOf(event);
+      return tag === undefined ? {} : { out: without(context.out, `req:${tag}`) };
+    }),
+    answerNote: assign(({ context }) => ({ out: without(context.out, 'note') })),
+    answerLegacy: assign(({ context, event }) => ('kind' in event ? { out: without(context.out, `lpost:${event.kind}`) } : {})),
+    /** holdForAuthorization: the call waits for the authorization, then goes again. */
+    holdCall: assign(({ context, event }) => {
+      const tag = tagOf(event);
+      if (tag === undefined) return {};
+      return { out: without(context.out, `req:${tag}`), queue: sorted([...context.queue, `req:${originOf(tag)}:a` as const]) };
+    }),
+    /** requeue: the call waits for the new session, as a re-send. */
+    requeueCall: assign(({ context, event }) => {
+      const tag = tagOf(event);
+      if (tag === undefined) return {};
+      return { out: without(context.out, `req:${tag}`), queue: sorted([...context.queue, 'req:retry:a' as const]) };
+    }),
+    expire: assign({ missing: true }),
+    flush: assign(({ context }) => ({ out: flushed(context, false), queue: [] })),
+    resetRecovered: assign({ recovered: false }),
+    returnTo: assign((_, params: { state: ModelContext['authReturn'] }) => ({ authReturn: params.state })),
+  },
+}).createMachine({
+  id: 'connection',
+  context: ({ input }) => ({
+    config: input,
+    session: false,
+    missing: false,
+    cached: false,
+    recovered: false,
+    authReturn: 'connecting',
+    authDone: false,
+    out: [],
+    queue: [],
+    get: 'none',
+    del: false,
+    token: false,
+  }),
+  initial: 'idle',
+  on: {
+    setProtocolVersion: { actions: 'setVersion' },
+    close: '.closing',
+    // terminateSession() where no open session can be ended: answered at once (resolved with no
+    // session, rejected otherwise); the chart does not move.
+    terminate: { actions: 'refuse' },
+  },
+  states: {
+    idle: {
+      on: {
+        start: [
+          { guard: 'presetSession', target: 'open', actions: 'startFresh' },
+          { target: 'connecting', actions: 'startFresh' },
+        ],
+        'send.request': { actions: 'refuse' },
+        'send.notification': { actions: 'refuse' },
+        terminate: { actions: 'refuse' },
+      },
+    },
+    connecting: {
+      on: {
+        'send.initialize': {
+          actions: assign(({ context }) => ({ cached: true, session: false, missing: false, out: sorted([...context.out, 'init']) })),
+        },
+        'send.request': { actions: assign(({ context }) => ({ out: sorted([...context.out, newCall(context)]) })) },
+        'send.notification': { actions: assign(({ context }) => ({ out: sorted([...context.out, 'note']) })) },
+        'init.ok': { target: 'initializing', actions: assign(({ context }) => ({ session: true, out: without(context.out, 'init') })) },
+        'init.okNoSession': {
+          target: 'initializing',
+          actions: assign(({ context }) => ({ session: false, out: without(context.out, 'init') })),
+        },
+        'init.rpcError': { target: 'failed' },
+        'init.500': { target: 'failed' },
+        'init.405': [
+          {
+            guard: 'legacyFallback',
+            target: 'legacy',
+            actions: assign(({ context }) => ({ out: without(context.out, 'init'), queue: sorted([...context.queue, 'init']) })),
+          },
+          { target: 'failed' },
+        ],
+        'init.401': {
+          guard: 'authorizes',
+          target: 'authorizing',
+          actions: assign(({ context }) => ({
+            authReturn: 'connecting',
+            out: without(context.out, 'init'),
+            queue: sorted([...context.queue, 'init']),
+          })),
+        },
+        'req.ok': { actions: 'answerCall' },
+        'req.500': { actions: 'answerCall' },
+        'req.404': { actions: 'answerCall' },
+        'req.401': { guard: 'authorizes', target: 'authorizing', actions: ['holdCall', { type: 'returnTo', params: { state: 'connecting' } }] },
+        'note.202': { actions: 'answerNote' },
+      },
+    },
+    initializing: {
+      on: {
+        'send.initialized': { actions: assign(({ context }) => ({ out: sorted([...context.out, 'initd']) })) },
+        'send.request': { actions: assign(({ context }) => ({ out: sorted([...context.out, newCall(context)]) })) },
+        'send.notification': { actions: assign(({ context }) => ({ out: sorted([...context.out, 'note']) })) },
+        'initd.202': { target: 'open', actions: assign(({ context }) => ({ out: without(context.out, 'initd') })) },
+        'initd.404': [
+          { guard: 'hasSession', target: 'failed', actions: 'expire' },
+          { actions: assign(({ context }) => ({ out: without(context.out, 'initd') })) },
+        ],
+        'initd.500': { actions: assign(({ context }) => ({ out: without(context.out, 'initd') })) },
+        'initd.401': {
+          guard: 'authorizes',
+          target: 'authorizing',
+          actions: [
+            assign(({ context }) => ({ out: without(context.out, 'initd'), queue: sorted([...context.queue, 'initd']) })),
+            { type: 'returnTo', params: { state: 'initializing' } },
+          ],
+        },
+        'req.ok': { actions: 'answerCall' },
+        'req.500': { actions: 'answerCall' },
+        'req.404': [
+          // isStaleSessionMissing → resendOnCurrentSession, as in open
+          {
+            guard: 'staleSessionMissing',
+            actions: assign(({ context, event }) => ({
+              out: sorted([...without(context.out, `req:${event.tag}`), `req:${context.session ? 'cur' : 'nos'}:retry`]),
+            })),
+          },
+          { guard: 'callCarriedSession', target: 'failed', actions: 'expire' },
+          { actions: 'answerCall' },
+        ],
+        'req.401': { guard: 'authorizes', target: 'authorizing', actions: ['holdCall', { type: 'returnTo', params: { state: 'initializing' } }] },
+        'note.202': { actions: 'answerNote' },
+      },
+    },
+    open: {
+      type: 'parallel',
+      exit: assign(() => ({ get: 'none' })),
+      on: {
+        'send.request': { actions: assign(({ context }) => ({ out: sorted([...context.out, newCall(context)]) })) },
+        'send.notification': { actions: assign(({ context }) => ({ out: sorted([...context.out, 'note']) })) },
+        // cancelRequest: the one call outstanding stops; the cancellation is POSTed
+        'send.cancel': {
+          actions: assign(({ context }) => ({
+            out: sorted([...context.out.filter((tag) => !tag.startsWith('req:')), 'note']),
+          })),
+        },
+        'req.ok': [{ guard: 'recovered', actions: ['answerCall', 'resetRecovered'] }, { actions: 'answerCall' }],
+        'req.otherSession': [{ guard: 'recovered', actions: ['answerCall', 'resetRecovered'] }, { actions: 'answerCall' }],
+        'note.202': [{ guard: 'recovered', actions: ['answerNote', 'resetRecovered'] }, { actions: 'answerNote' }],
+        'req.500': { actions: 'answerCall' },
+        'req.401': { guard: 'authorizes', target: 'authorizing', actions: ['holdCall', { type: 'returnTo', params: { state: 'open' } }] },
+        'req.404': [
+          // a 404 to a call that carried no session is an ordinary failure
+          { guard: 'callCarriedNoSession', actions: 'answerCall' },
+          // isStaleSessionMissing → resendOnCurrentSession
+          {
+            guard: 'staleSessionMissing',
+            actions: assign(({ context, event }) => ({
+              out: sorted([...without(context.out, `req:${event.tag}`), `req:${context.session ? 'cur' : 'nos'}:retry`]),
+            })),
+          },
+          { target: 'recovering' },
+        ],
+      },
+      states: {
+        session: {
+          initial: 'active',
+          states: {
+            active: {
+              on: {
+                close: [{ guard: 'shouldTerminate', target: 'closing' }, { target: '#connection.closing' }],
+                terminate: [
+                  { guard: 'hasSession', target: 'terminating', actions: assign(() => ({ del: true })) },
+                  // no session to end: acknowledged at once
+                  { actions: 'acknowledge' },
+                ],
+              },
+            },
+            /**
+             * close() of an open session (F1): every call stops, the DELETE runs (bounded) while the
+             * standalone stream winds down, then closed.
+             */
+            closing: {
+              entry: [assign(() => ({ out: [], queue: [], del: true })), raise({ type: 'windDown' })],
+              exit: assign(() => ({ del: false })),
+              on: {
+                close: { actions: 'ignore' },
+                'send.request': { actions: 'refuse' },
+                'send.notification': { actions: 'refuse' },
+                terminate: { actions: 'refuse' },
+                // the DELETE was answered (any status, or a network error): the stream drains
+                'del.200': 'draining',
+                'del.500': 'draining',
+                'del.drop': 'draining',
+                // deleteTimeout
+                'del.hang': '#connection.closed',
+              },
+            },
+            /**
+             * The DELETE was answered; the server ends the standalone stream, or drainTimeout (a
+             * chart constant, 100 ms) ends the wait. Nothing the world does can be placed inside that
+             * bounded moment deterministically, so here it passes at once: a stream the server keeps
+             * open stands for the drainTimeout.
+             */
+            draining: {
+              always: [
+                { guard: or([stateIn('#connection.open.standalone.ended'), stateIn('#connection.open.standalone.off')]), target: '#connection.closed' },
+                { target: '#connection.closed' },
+              ],
+            },
+            terminating: {
+              exit: assign(() => ({ del: false })),
+              // close() here is the chart's own: closing, with a DELETE of its own (the terminating one stops)
+              on: {
+                'del.200': {
+                  target: '#connection.connecting',
+                  actions: assign(({ context }) => ({ session: false, cached: false, out: ageCalls(context.out) })),
+                },
+                'del.500': { target: 'active' },
+                'del.drop': { target: 'active' },
+              },
+            },
+          },
+        },
+        standalone: {
+          initial: 'deciding',
+          states: {
+            deciding: {
+              always: [
+                { guard: 'standaloneEnabled', target: 'active', actions: assign(() => ({ get: 'parked' })) },
+                { target: 'off' },
+              ],
+            },
+            active: {
+              on: {
+                // windDownStandalone: a GET still opening, or a reconnect wait, ends at once; a stream being read drains
+                windDown: { guard: 'notStreaming', target: 'ended' },
+                'get.404': [
+                  // a GET without a session: the stream is refused, not the session
+                  { guard: 'noSession', target: 'ended' },
+                  // reportStandaloneGone: the child ends (gone), the region goes to ended
+                  { guard: 'recovered', target: 'ended' },
+                  { target: '#connection.recovering' },
+                ],
+                'get.401': [
+                  { guard: 'authorizes', target: '#connection.authorizing', actions: { type: 'returnTo', params: { state: 'open' } } },
+                  // not an authorizing transport: the GET is refused, the region ends
+                  { target: 'ended' },
+                ],
+                // standalone.degraded (retry budget 0): a warning; the child waits at the ceiling
+                'get.500': { actions: assign(() => ({ get: 'none' })) },
+                'get.stream': { actions: assign(() => ({ get: 'stream' })) },
+                'get.drop': [
+                  // a stream being drained ends the standalone stream
+                  { guard: stateIn('#connection.open.session.closing'), target: 'ended' },
+                  // otherwise it reconnects: past the budget (0) at once, so standalone.degraded and a wait at the ceiling
+                  { actions: assign(() => ({ get: 'none' })) },
+                ],
+                'get.405': { target: 'ended' },
+              },
+            },
+            off: {},
+            ended: { entry: assign(() => ({ get: 'none' })) },
+          },
+        },
+      },
+    },
+    authorizing: {
+      entry: assign(() => ({ token: true })),
+      exit: assign(() => ({ token: false, authDone: true })),
+      on: {
+        'send.request': { actions: assign(({ context }) => ({ queue: sorted([...context.queue, 'req:caller:s']) })) },
+        'send.notification': { actions: assign(({ context }) => ({ queue: sorted([...context.queue, 'note']) })) },
+        'req.ok': { actions: 'answerCall' },
+        'req.500': { actions: 'answerCall' },
+        'req.401': { actions: 'holdCall' },
+        'note.202': { actions: 'answerNote' },
+        // a POST of initialize or initialized still in flight when authorization began: its answer
+        // still moves the session on (the chart returns to initializing, or to open)
+        'init.ok': {
+          actions: assign(({ context }) => ({ session: true, authReturn: 'initializing' as const, out: without(context.out, 'init') })),
+        },
+        'initd.202': { actions: assign(({ context }) => ({ authReturn: 'open' as const, out: without(context.out, 'initd') })) },
+        'initd.401': {
+          actions: assign(({ context }) => ({ out: without(context.out, 'initd'), queue: sorted([...context.queue, 'initd']) })),
+        },
+        'init.401': {
+          actions: assign(({ context }) => ({ out: without(context.out, 'init'), queue: sorted([...context.queue, 'init']) })),
+        },
+        'token.ok': [
+          { guard: 'returnsToConnecting', target: 'connecting', actions: 'flush' },
+          { guard: 'returnsToInitializing', target: 'initializing', actions: 'flush' },
+          { target: 'open', actions: 'flush' },
+        ],
+        'token.500': [
+          // failAuthorizationTriggers, flushQueue
+          {
+            guard: 'midSession',
+            target: 'open',
+            actions: [assign(({ context }) => ({ queue: context.queue.filter((tag) => !tag.endsWith(':a')) })), 'flush'],
+          },
+          { target: 'failed' },
+        ],
+      },
+    },
+    legacy: {
+      initial: 'awaitingEndpoint',
+      exit: assign(() => ({ get: 'none' })),
+      entry: assign(() => ({ get: 'parked' })),
+      on: {
+        'req.ok': { actions: 'answerCall' },
+        'req.500': { actions: 'answerCall' },
+        'note.202': { actions: 'answerNote' },
+        'lpost.202': { actions: 'answerLegacy' },
+        'lpost.500': { actions: 'answerLegacy' },
+      },
+      states: {
+        awaitingEndpoint: {
+          on: {
+            'send.request': { actions: assign(({ context }) => ({ queue: sorted([...context.queue, 'req:caller:s']) })) },
+            'send.notification': { actions: assign(({ context }) => ({ queue: sorted([...context.queue, 'note']) })) },
+            'get.endpoint': {
+              target: 'ready',
+              actions: assign(({ context }) => ({ get: 'stream', out: flushed(context, true), queue: [] })),
+            },
+            'get.405': { target: '#connection.failed' },
+          },
+        },
+        ready: {
+          on: {
+            'send.request': { actions: assign(({ context }) => ({ out: sorted([...context.out, 'lpost:req']) })) },
+            'send.notification': { actions: assign(({ context }) => ({ out: sorted([...context.out, 'lpost:note']) })) },
+            'get.drop': { target: '#connection.failed' },
+          },
+        },
+      },
+    },
+    recovering: {
+      always: [
+        // beginRecovery: the call that met the 404 waits in the queue as a re-send
+        {
+          guard: 'canRecover',
+          target: 'reconnecting',
+          actions: assign(({ context, event }) => {
+            const tag = tagOf(event);
+            return {
+              session: false,
+              missing: false,
+              out: ageCalls(tag === undefined ? context.out : without(context.out, `req:${tag}`)),
+              queue: tag === undefined ? context.queue : sorted([...context.queue, 'req:retry:a']),
+            };
+          }),
+        },
+        { target: 'failed', actions: 'expire' },
+      ],
+    },
+    reconnecting: {
+      initial: 'reinitializing',
+      on: {
+        'send.request': { actions: assign(({ context }) => ({ queue: sorted([...context.queue, 'req:caller:s']) })) },
+        'send.notification': { actions: assign(({ context }) => ({ queue: sorted([...context.queue, 'note']) })) },
+        // cancelRequest: the one call outstanding (parked or queued) is dropped; the cancellation is queued
+        'send.cancel': {
+          actions: assign(({ context }) => ({
+            out: context.out.filter((tag) => !tag.startsWith('req:')),
+            queue: sorted([...context.queue.filter((tag) => !tag.startsWith('req:')), 'note']),
+          })),
+        },
+      },
+      states: {
+        reinitializing: {
+          // reinitialize: the cached initialize is POSTed again
+          entry: assign(({ context }) => ({ out: sorted([...context.out, 'init']) })),
+          on: {
+            'init.ok': { target: 'confirming', actions: assign(({ context }) => ({ session: true, out: without(context.out, 'init') })) },
+            'init.404': { target: '#connection.failed', actions: 'expire' },
+            'init.500': { target: '#connection.failed', actions: 'expire' },
+            'req.ok': { actions: 'answerCall' },
+            'note.202': { actions: 'answerNote' },
+            'req.404': [{ guard: 'canRequeue', actions: 'requeueCall' }, { actions: 'answerCall' }],
+            'req.500': { actions: 'answerCall' },
+          },
+        },
+        confirming: {
+          // confirmInitialized: notifications/initialized is POSTed on the new session
+          entry: assign(({ context }) => ({ out: sorted([...context.out, 'initd']) })),
+          on: {
+            'initd.202': {
+              target: '#connection.open',
+              actions: [
+                assign(({ context }) => ({ recovered: true, out: without(context.out, 'initd') })),
+                'flush',
+              ],
+            },
+            'initd.500': { target: '#connection.failed', actions: 'expire' },
+            'req.ok': { actions: 'answerCall' },
+            'note.202': { actions: 'answerNote' },
+            'req.404': [{ guard: 'canRequeue', actions: 'requeueCall' }, { actions: 'answerCall' }],
+            'req.500': { actions: 'answerCall' },
+          },
+        },
+      },
+    },
+    closing: {
+      // stopEverything: every POST, the GET, the legacy stream and the authorization stop; queued sends fail
+      entry: assign(() => ({ out: [], queue: [], get: 'none', token: false })),
+      initial: 'choosing',
+      on: {
+        'send.request': { actions: 'refuse' },
+        'send.notification': { actions: 'refuse' },
+        terminate: { actions: 'refuse' },
+        close: { actions: 'ignore' },
+      },
+      states: {
+        choosing: {
+          always: [{ guard: 'shouldTerminate', target: 'deleting' }, { target: '#connection.closed' }],
+        },
+        deleting: {
+          entry: assign(() => ({ del: true })),
+          exit: assign(() => ({ del: false })),
+          on: {
+            'del.200': '#connection.closed',
+            'del.500': '#connection.closed',
+            'del.drop': '#connection.closed',
+            'del.hang': '#connection.closed',
+          },
+        },
+      },
+    },
+    closed: {
+      on: {
+        start: [
+          { guard: 'presetSession', target: 'open', actions: 'startFresh' },
+          { target: 'connecting', actions: 'startFresh' },
+        ],
+        'send.request': { actions: 'refuse' },
+        'send.notification': { actions: 'refuse' },
+        terminate: { actions: 'refuse' },
+        // Never offered: the facade answers close() on a closed transport without the chart.
+        close: {},
+      },
+    },
+    failed: {
+      entry: assign(() => ({ out: [], queue: [] })),
+      on: {
+        start: [
+          { guard: 'presetSession', target: 'open', actions: 'startFresh' },
+          { target: 'connecting', actions: 'startFresh' },
+        ],
+        'send.request': { actions: 'refuse' },
+        'send.notification': { actions: 'refuse' },
+        terminate: { actions: 'refuse' },
+      },
+    },
+  },
+});
+
+// ------------------------------------------------------------------------------------------------
+// Which world events can happen in a state
+
+export type ModelSnapshot = ReturnType<typeof connectionModel.transition>;
+
+/** A vertex of the model's graph: the state and the context, without the (constant) configuration. */
+export function serializeModelState(snapshot: ModelSnapshot): string {
+  const { config: _config, ...world } = snapshot.context;
+  return `${JSON.stringify(snapshot.value)} ${JSON.stringify(world)}`;
+}
+
+const serverEventsWithoutPayload = [
+  'init.ok',
+  'init.okNoSession',
+  'init.rpcError',
+  'init.500',
+  'init.404',
+  'init.405',
+  'init.401',
+  'initd.202',
+  'initd.404',
+  'initd.500',
+  'initd.401',
+  'note.202',
+  'get.stream',
+  'get.405',
+  'get.404',
+  'get.401',
+  'get.500',
+  'get.endpoint',
+  'get.drop',
+  'del.200',
+  'del.500',
+  'del.drop',
+  'del.hang',
+  'token.ok',
+  'token.500',
+] as const satisfies readonly ModelEventType[];
+
+/** Every event worth trying in this snapshot (payloads from what is parked); `isApplicable` decides. */
+export function candidateEvents(snapshot: ModelSnapshot): ModelEvent[] {
+  const context = snapshot.context;
+  const events: ModelEvent[] = [];
+  for (const type of callerEvents) events.push({ type });
+  for (const type of serverEventsWithoutPayload) events.push({ type });
+  for (const tag of parkedReqTags(context)) {
+    for (const type of ['req.ok', 'req.otherSession', 'req.404', 'req.401', 'req.500'] as const) events.push({ type, tag });
+  }
+  for (const kind of parkedLegacyKinds(context)) {
+    events.push({ type: 'lpost.202', kind }, { type: 'lpost.500', kind });
+  }
+  return events.filter((event) => isApplicable(snapshot, event));
+}
+
+/** The DELETE of close() (bounded by deleteTimeout), not the one of terminateSession(). */
+const closingDelete = (snapshot: ModelSnapshot) => snapshot.matches({ closing: 'deleting' }) || snapshot.matches({ open: { session: 'closing' } });
+
+const has = <T extends string>(items: readonly T[], item: T) => items.includes(item);
+
+/** Whether the world can do `event` now, in this configuration. */
+export function isApplicable(snapshot: ModelSnapshot, event: ModelEvent): boolean {
+  const context = snapshot.context;
+  const { config } = context;
+  if (!config.events.includes(event.type)) return false;
+  const authorizing = config.auth && !context.authDone;
+  switch (event.type) {
+    case 'start':
+    case 'terminate':
+      return true;
+    case 'close':
+      // The facade answers close() on a closed transport itself; the chart never sees it.
+      return !snapshot.matches('closed');
+    case 'setProtocolVersion':
+      return snapshot.matches('initializing');
+    case 'send.initialize':
+      return snapshot.matches('connecting') && !has(context.out, 'init') && !has(context.queue, 'init');
+    case 'send.initialized':
+      return snapshot.matches('initializing') && !has(context.out, 'initd') && !has(context.queue, 'initd');
+    case 'send.request':
+      return callCount(context) < config.maxCalls;
+    case 'send.notification':
+      return noteCount(context) < config.maxNotes;
+    case 'send.cancel':
+      return (
+        callCount(context) === 1 &&
+        noteCount(context) === 0 &&
+        (snapshot.matches('reconnecting') || (snapshot.matches('open') && parkedReqTags(context).length === 1))
+      );
+    case 'init.401':
+      return has(context.out, 'init') && authorizing;
+    case 'init.ok':
+    case 'init.okNoSession':
+    case 'init.rpcError':
+    case 'init.500':
+    case 'init.404':
+    case 'init.405':
+      return has(context.out, 'init');
+    case 'initd.401':
+      return has(context.out, 'initd') && authorizing;
+    case 'initd.202':
+    case 'initd.404':
+    case 'initd.500':
+      return has(context.out, 'initd');
+    case 'req.ok':
+    case 'req.500':
+    case 'req.404':
+      return parkedReqTags(context).includes(event.tag);
+    case 'req.otherSession':
+      return parkedReqTags(context).includes(event.tag) && context.session;
+    case 'req.401':
+      return parkedReqTags(context).includes(event.tag) && authorizing;
+    case 'note.202':
+      return has(context.out, 'note');
+    case 'lpost.202':
+    case 'lpost.500':
+      return parkedLegacyKinds(context).includes(event.kind);
+    case 'get.401':
+      return context.get === 'parked' && (!config.auth || authorizing);
+    case 'get.stream':
+    case 'get.405':
+    case 'get.404':
+    case 'get.500':
+    case 'get.endpoint':
+      return context.get === 'parked';
+    case 'get.drop':
+      return context.get === 'stream';
+    case 'del.hang':
+      return context.del && config.deleteTimeout === 'short' && closingDelete(snapshot);
+    case 'del.200':
+    case 'del.500':
+    case 'del.drop':
+      return context.del && (config.deleteTimeout === 'long' || !closingDelete(snapshot));
+    case 'token.ok':
+    case 'token.500':
+      return context.token;
+    case 'windDown':
+      return false;
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Configurations: each is one traversal of the model (the transport options are fixed per path)
+
+const base = {
+  standalone: true,
+  recovery: 'reinitialize',
+  legacy: false,
+  auth: false,
+  presetSession: false,
+  deleteTimeout: 'long',
+  maxCalls: 1,
+  maxNotes: 1,
+} as const;
+
+export const modelConfigs: readonly ModelConfig[] = [
+  {
+    ...base,
+    name: 'core',
+    events: [
+      'start',
+      'close',
+      'terminate',
+      'setProtocolVersion',
+      'send.initialize',
+      'send.initialized',
+      'send.request',
+      'send.notification',
+      'send.cancel',
+      'init.ok',
+      'init.okNoSession',
+      'init.rpcError',
+      'init.500',
+      'init.404',
+      'init.405',
+      'initd.202',
+      'initd.404',
+      'initd.500',
+      'req.ok',
+      'req.otherSession',
+      'req.404',
+      'req.500',
+      'note.202',
+      'get.stream',
+      'get.405',
+      'get.404',
+      'get.401',
+      'get.500',
+      'get.drop',
+      'del.200',
+      'del.500',
+      'del.drop',
+    ],
+  },
+  {
+    ...base,
+    name: 'auth',
+    auth: true,
+    events: [
+      'start',
+      'close',
+      'send.initialize',
+      'send.initialized',
+      'send.request',
+      'send.notification',
+      'init.ok',
+      'init.401',
+      'initd.202',
+      'initd.401',
+      'req.ok',
+      'req.401',
+      'req.500',
+      'note.202',
+      'get.stream',
+      'get.401',
+      'token.ok',
+      'token.500',
+      'del.200',
+    ],
+  },
+  {
+    ...base,
+    name: 'legacy',
+    legacy: true,
+    standalone: false,
+    events: [
+      'start',
+      'close',
+      'send.initialize',
+      'send.request',
+      'send.notification',
+      'init.405',
+      'req.ok',
+      'req.500',
+      'note.202',
+      'lpost.202',
+      'lpost.500',
+      'get.endpoint',
+      'get.405',
+      'get.drop',
+    ],
+  },
+  {
+    ...base,
+    name: 'preset',
+    presetSession: true,
+    standalone: false,
+    recovery: 'fail',
+    events: ['start', 'close', 'terminate', 'send.request', 'send.notification', 'req.ok', 'req.404', 'req.500', 'note.202', 'del.200', 'del.500', 'del.drop'],
+  },
+  {
+    ...base,
+    name: 'deleteTimeout',
+    deleteTimeout: 'short',
+    events: ['start', 'close', 'send.initialize', 'send.initialized', 'init.ok', 'initd.202', 'get.stream', 'del.hang'],
+  },
+];
