@@ -891,13 +891,9 @@ export const connectionMachine = setup({
     reconnecting: {
       tags: ['reconnecting'],
       initial: 'reinitializing',
+      // Reports of POSTs still in flight are handled by each sub-state, next to its own.
       on: {
         send: [{ guard: 'isCancellation', actions: ['cancelRequest', 'queueSend'] }, { actions: 'queueSend' }],
-        'post.done': [{ actions: ['deliverResponse', 'stopPost'] }],
-        'post.failed': [
-          { guard: 'canRequeue', actions: ['requeue', 'stopPost'] },
-          { actions: ['answerFailure', 'stopPost'] },
-        ],
       },
       states: {
         reinitializing: {

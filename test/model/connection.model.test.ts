@@ -23,12 +23,6 @@ const kind: PathKind = process.env.MODEL_PATHS === 'simple' ? 'simple' : 'shorte
  * taken by some run: a transition added to the chart and not to the model fails the coverage test.
  */
 const unreachable: Record<string, string> = {
-  'connection.reconnecting|post.done|0':
-    'shadowed: reinitializing and confirming both end their own post.done list with an unguarded branch',
-  'connection.reconnecting|post.failed|0':
-    'shadowed: reinitializing and confirming both end their own post.failed list with an unguarded branch',
-  'connection.reconnecting|post.failed|1':
-    'shadowed: reinitializing and confirming both end their own post.failed list with an unguarded branch',
   'connection.closed|close|0': 'the facade: close() on a closed transport resolves without telling the chart',
   ...Object.fromEntries(
     ['closing', 'draining'].flatMap((state) =>
