@@ -163,6 +163,16 @@ export function fingerprint(sessionId: string | undefined): string | undefined {
   return `#${hash.toString(16).padStart(8, '0')}`;
 }
 
+/** While an open session closes: sends are refused, another close() waits, stream reports are moot. */
+const whileClosing = {
+  close: {},
+  send: { actions: 'rejectSend' },
+  'session.terminate': { actions: 'rejectSend' },
+  'standalone.sessionMissing': {},
+  'standalone.unauthorized': {},
+  'standalone.degraded': {},
+} as const;
+
 const noTicket: SendTicket = { accepted: () => undefined, failed: () => undefined };
 
 function freshSession(context: ConnectionContext): ConnectionContext {
@@ -740,14 +750,7 @@ export const connectionMachine = setup({
                 onError: 'draining',
               },
               after: { deleteTimeout: '#connection.closed' },
-              on: {
-                close: {},
-                send: { actions: 'rejectSend' },
-                'session.terminate': { actions: 'rejectSend' },
-                'standalone.sessionMissing': {},
-                'standalone.unauthorized': {},
-                'standalone.degraded': {},
-              },
+              on: whileClosing,
             },
             /**
              * The DELETE was answered: the server ends the standalone stream; its end is read (so
@@ -757,14 +760,7 @@ export const connectionMachine = setup({
               tags: ['closing'],
               always: { guard: 'standaloneDone', target: '#connection.closed' },
               after: { drainTimeout: '#connection.closed' },
-              on: {
-                close: {},
-                send: { actions: 'rejectSend' },
-                'session.terminate': { actions: 'rejectSend' },
-                'standalone.sessionMissing': {},
-                'standalone.unauthorized': {},
-                'standalone.degraded': {},
-              },
+              on: whileClosing,
             },
             /** terminateSession(): DELETE, then the transport waits for a new initialize. */
             terminating: {
