@@ -169,7 +169,7 @@ export function App({ transport, server }: { transport: StreamableHTTPClientTran
         <dd data-testid="standalone-state">{standalone ? <StandaloneState actor={standalone} /> : '—'}</dd>
         <dt>Session</dt>
         {/* After close() the chart still holds the ended session's ID until start(); say so. */}
-        <dd data-testid="session">{session === undefined ? '—' : stopped ? `${session} (ended)` : session}</dd>
+        <dd data-testid="session">{session ?? '—'}</dd>
         <dt>Protocol</dt>
         <dd>{protocol ?? '—'}</dd>
       </dl>
