@@ -127,7 +127,9 @@ export class HttpClient {
     spec.signal.addEventListener('abort', abort, { once: true });
     if (spec.signal.aborted) abort();
     try {
-      const headers = await this.headersFor(spec);
+      const headers = this.headersFor(spec);
+      // Only an auth provider makes building headers asynchronous (its token); otherwise no await.
+      if (this.config.tokens !== undefined) await this.addToken(headers, this.config.tokens);
       const init: RequestInit = { ...this.config.init, method: spec.method, headers, signal: controller.signal };
       if (spec.body !== undefined) init.body = spec.body;
       const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init);
@@ -183,7 +185,7 @@ export class HttpClient {
     signal.removeEventListener('abort', exchange.abort);
   }
 
-  private async headersFor(spec: RequestSpec): Promise<Record<string, string>> {
+  private headersFor(spec: RequestSpec): Record<string, string> {
     const base = this.config.headers;
     const headers: Record<string, string> = { ...base.custom };
     if (spec.method === 'POST') {
@@ -195,10 +197,11 @@ export class HttpClient {
     if (spec.sessionId !== undefined) headers['mcp-session-id'] = spec.sessionId;
     if (spec.protocolVersion !== undefined) headers['mcp-protocol-version'] = spec.protocolVersion;
     if (spec.lastEventId !== undefined) headers['last-event-id'] = spec.lastEventId;
-    if (this.config.tokens !== undefined) {
-      const tokens = await this.config.tokens.tokens();
-      if (tokens !== undefined) headers.authorization = `Bearer ${tokens.access_token}`;
-    }
     return headers;
+  }
+
+  private async addToken(headers: Record<string, string>, source: TokenSource): Promise<void> {
+    const tokens = await source.tokens();
+    if (tokens !== undefined) headers.authorization = `Bearer ${tokens.access_token}`;
   }
 }
