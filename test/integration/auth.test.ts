@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '../../src/index.js';
-import { newClient, recordingFetch, textOf, until } from '../support/harness.js';
+import { newClient, recordingFetch, rejection, textOf, until } from '../support/harness.js';
 import {
   adminScope,
   approve,
@@ -70,15 +70,6 @@ function clientFor(): Client {
   return client;
 }
 
-/** What a promise rejected with (fails the test if it resolved). */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection, but the promise resolved');
-}
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

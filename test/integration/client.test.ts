@@ -4,11 +4,10 @@
  * stateful or stateless. Calls, progress, server requests on the POST stream, and calls that fail.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ListRootsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '../../src/index.js';
-import { startServer, type LoggedRequest, type TestServer } from '../support/mcp-server.js';
-import { closedPort, header, newClient, recordingFetch, signal, textOf } from '../support/harness.js';
+import type { LoggedRequest, ServerOptions } from '../support/mcp-server.js';
+import { closedPort, header, newClient, recordingFetch, rejection, signal, Started, textOf } from '../support/harness.js';
 
 const modes = [
   { mode: 'JSON, stateful', sse: false, stateful: true },
@@ -17,30 +16,9 @@ const modes = [
   { mode: 'SSE, stateless', sse: true, stateful: false },
 ] as const;
 
-let servers: TestServer[] = [];
-let clients: Client[] = [];
-
-async function serve(options: Parameters<typeof startServer>[0]): Promise<TestServer> {
-  const server = await startServer(options);
-  servers.push(server);
-  return server;
-}
-
-/** A transport for `server` (options as given) and a Client connected over it; errors are collected. */
-async function connectClient(
-  server: TestServer,
-  options: ConstructorParameters<typeof StreamableHTTPClientTransport>[1] = {},
-  client: Client = newClient(),
-) {
-  const transport = new StreamableHTTPClientTransport(server.url, options);
-  const errors: Error[] = [];
-  transport.onerror = (error) => errors.push(error);
-  clients.push(client);
-  // The spy keeps every send() promise, to check what the caller of send() sees (P10).
-  const send = vi.spyOn(transport, 'send');
-  await client.connect(transport);
-  return { client, transport, errors, send };
-}
+const started = new Started();
+const serve = (options: ServerOptions) => started.serve(options);
+const connectClient = started.connectClient.bind(started);
 
 /** The `text` argument of a logged tools/call. */
 function toolText(request: LoggedRequest): unknown {
@@ -48,15 +26,6 @@ function toolText(request: LoggedRequest): unknown {
   return body?.params?.arguments?.text;
 }
 
-/** What a promise rejected with (fails the test if it resolved). */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection, but the promise resolved');
-}
 
 /** The promise send() returned for the tools/call whose text is `text`. */
 function sendResultFor(send: { mock: { calls: unknown[][]; results: { value: unknown }[] } }, text: string): Promise<unknown> {
@@ -66,10 +35,7 @@ function sendResultFor(send: { mock: { calls: unknown[][]; results: { value: unk
 }
 
 afterEach(async () => {
-  for (const client of clients) await client.close();
-  for (const server of servers) await server.close();
-  servers = [];
-  clients = [];
+  await started.closeAll();
   vi.restoreAllMocks();
 });
 
@@ -232,7 +198,7 @@ describe('a server that is not there', { timeout: 5_000 }, () => {
     transport.onerror = (error) => errors.push(error);
     const send = vi.spyOn(transport, 'send');
     const client = newClient();
-    clients.push(client);
+    started.client(client);
 
     const error = await rejection(client.connect(transport));
     expect(error).toBeInstanceOf(McpError);

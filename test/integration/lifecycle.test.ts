@@ -23,7 +23,7 @@ import {
 import { fingerprint } from '../../machines/connection.js';
 import { startServer, type LoggedRequest, type ServerOptions, type TestServer } from '../support/mcp-server.js';
 import { json, result, rpcError, startScriptedServer, type RecordedRequest, type ScriptedServer } from '../support/scripted-server.js';
-import { childrenOf, header, newClient, realFetch, recordingFetch, signal, textOf, until } from '../support/harness.js';
+import { childrenOf, header, newClient, realFetch, recordingFetch, rejection, signal, textOf, until } from '../support/harness.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const childScript = fileURLToPath(new URL('../support/lifecycle-child.ts', import.meta.url));
@@ -99,15 +99,6 @@ async function connectClient(url: URL, options: StreamableHTTPClientTransportOpt
   return { client, transport, errors, send };
 }
 
-/** What a promise rejected with (fails the test if it resolved). */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection, but the promise resolved');
-}
 
 /** `promise`, or a rejection naming `what` after `timeoutMs` (a bound, not a measurement). */
 async function within<T>(promise: Promise<T>, what: string, timeoutMs = 5_000): Promise<T> {

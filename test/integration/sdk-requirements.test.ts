@@ -38,7 +38,7 @@ import {
   type ScriptedServer,
   type ScriptedServerOptions,
 } from '../support/scripted-server.js';
-import { childrenOf, newClient, realFetch, recordingFetch, signal, textOf, until } from '../support/harness.js';
+import { childrenOf, newClient, realFetch, recordingFetch, rejection, signal, textOf, until } from '../support/harness.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 
@@ -106,15 +106,6 @@ const sleep = (ms: number) =>
     setTimeout(resolve, ms);
   });
 
-/** What a promise rejected with; fails the test when it resolved. */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection, but the promise resolved');
-}
 
 /** `error` and its causes, outermost first (bounded). */
 function causeChain(error: unknown): unknown[] {

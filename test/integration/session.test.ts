@@ -12,12 +12,14 @@ import {
   TransportFailedError,
   type JSONRPCMessage,
 } from '../../src/index.js';
-import { startServer, type LoggedRequest, type TestServer } from '../support/mcp-server.js';
+import { startServer, type LoggedRequest, type ServerOptions } from '../support/mcp-server.js';
 import {
   activeResources,
   childrenOf,
   header,
   newClient,
+  rejection,
+  Started,
   recordingFetch,
   surplusOver,
   textOf,
@@ -30,48 +32,21 @@ const statefulModes = [
   { mode: 'SSE, stateful', sse: true },
 ] as const;
 
-let servers: TestServer[] = [];
-let clients: Client[] = [];
-let transports: StreamableHTTPClientTransport[] = [];
-
-async function serve(options: Parameters<typeof startServer>[0]): Promise<TestServer> {
-  const server = await startServer(options);
-  servers.push(server);
-  return server;
-}
-
-function transportFor(server: TestServer, options: ConstructorParameters<typeof StreamableHTTPClientTransport>[1] = {}) {
-  const transport = new StreamableHTTPClientTransport(server.url, options);
-  transports.push(transport);
-  return transport;
-}
+const started = new Started();
+const serve = (options: ServerOptions) => started.serve(options);
+const transportFor = started.transport.bind(started);
 
 async function connectOver(transport: StreamableHTTPClientTransport): Promise<Client> {
-  const client = newClient();
-  clients.push(client);
+  const client = started.client();
   await client.connect(transport);
   return client;
 }
 
-/** What a promise rejected with (fails the test if it resolved). */
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection, but the promise resolved');
-}
 
 const byMethod = (method: string) => (request: LoggedRequest) => request.method === method;
 
 afterEach(async () => {
-  for (const client of clients) await client.close();
-  for (const transport of transports) await transport.close();
-  for (const server of servers) await server.close();
-  servers = [];
-  clients = [];
-  transports = [];
+  await started.closeAll();
   vi.restoreAllMocks();
 });
 

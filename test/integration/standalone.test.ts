@@ -4,52 +4,28 @@
  * with the session (G6).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   LATEST_PROTOCOL_VERSION,
   ListRootsRequestSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { StreamableHTTPClientTransport } from '../../src/index.js';
-import { startServer, type LoggedRequest, type TestServer } from '../support/mcp-server.js';
-import { childrenOf, header, newClient, recordingFetch, signal, textOf, until, type FetchEvent } from '../support/harness.js';
+import type { LoggedRequest, ServerOptions } from '../support/mcp-server.js';
+import { childrenOf, header, newClient, recordingFetch, signal, Started, textOf, type FetchEvent, until } from '../support/harness.js';
 
 const statefulModes = [
   { mode: 'JSON, stateful', sse: false },
   { mode: 'SSE, stateful', sse: true },
 ] as const;
 
-let servers: TestServer[] = [];
-let clients: Client[] = [];
-
-async function serve(options: Parameters<typeof startServer>[0]): Promise<TestServer> {
-  const server = await startServer(options);
-  servers.push(server);
-  return server;
-}
-
-/** A Client over a new transport (options as given), with the transport's errors collected. */
-async function connectClient(
-  server: TestServer,
-  options: ConstructorParameters<typeof StreamableHTTPClientTransport>[1] = {},
-  client: Client = newClient(),
-) {
-  const transport = new StreamableHTTPClientTransport(server.url, options);
-  const errors: Error[] = [];
-  transport.onerror = (error) => errors.push(error);
-  clients.push(client);
-  await client.connect(transport);
-  return { client, transport, errors };
-}
+const started = new Started();
+const serve = (options: ServerOptions) => started.serve(options);
+const connectClient = started.connectClient.bind(started);
 
 const isGet = (request: LoggedRequest) => request.method === 'GET';
 const getAnswered = (event: FetchEvent) => event.phase === 'response' && event.call.method === 'GET';
 
 afterEach(async () => {
-  for (const client of clients) await client.close();
-  for (const server of servers) await server.close();
-  servers = [];
-  clients = [];
+  await started.closeAll();
 });
 
 describe.each(statefulModes)('$mode', { timeout: 5_000 }, ({ sse }) => {

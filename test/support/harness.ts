@@ -7,8 +7,9 @@ import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { createHook } from 'node:async_hooks';
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import type { FetchLike, StreamableHTTPClientTransport } from '../../src/index.js';
-import type { LoggedRequest } from './mcp-server.js';
+import { vi } from 'vitest';
+import { StreamableHTTPClientTransport, type FetchLike } from '../../src/index.js';
+import { startServer, type LoggedRequest, type ServerOptions, type TestServer } from './mcp-server.js';
 
 /** The fetch the process had before any test replaced or spied on it. */
 export const realFetch: typeof globalThis.fetch = globalThis.fetch.bind(globalThis);
@@ -209,4 +210,65 @@ export function trackTimers(): { pending(): string[]; stop(): void } {
       hook.disable();
     },
   };
+}
+
+/** What a promise rejected with (fails the test if it resolved). */
+export async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection, but the promise resolved');
+}
+
+/**
+ * What a test file starts: fixture servers, transports and Clients. `closeAll()` (in afterEach)
+ * closes the Clients, then the transports, then the servers.
+ */
+export class Started {
+  private servers: TestServer[] = [];
+  private transports: StreamableHTTPClientTransport[] = [];
+  private clients: Client[] = [];
+
+  async serve(options: ServerOptions = {}): Promise<TestServer> {
+    const server = await startServer(options);
+    this.servers.push(server);
+    return server;
+  }
+
+  transport(server: TestServer, options: ConstructorParameters<typeof StreamableHTTPClientTransport>[1] = {}): StreamableHTTPClientTransport {
+    const transport = new StreamableHTTPClientTransport(server.url, options);
+    this.transports.push(transport);
+    return transport;
+  }
+
+  client(client: Client = newClient()): Client {
+    this.clients.push(client);
+    return client;
+  }
+
+  /**
+   * A Client connected over a new transport for `server`; the transport's errors are collected,
+   * and a spy keeps every send() promise, to check what the caller of send() sees (P10).
+   */
+  async connectClient(
+    server: TestServer,
+    options: ConstructorParameters<typeof StreamableHTTPClientTransport>[1] = {},
+    client: Client = newClient(),
+  ) {
+    const transport = new StreamableHTTPClientTransport(server.url, options);
+    const errors: Error[] = [];
+    transport.onerror = (error) => errors.push(error);
+    this.client(client);
+    const send = vi.spyOn(transport, 'send');
+    await client.connect(transport);
+    return { client, transport, errors, send };
+  }
+
+  async closeAll(): Promise<void> {
+    for (const client of this.clients.splice(0)) await client.close();
+    for (const transport of this.transports.splice(0)) await transport.close();
+    for (const server of this.servers.splice(0)) await server.close();
+  }
 }
