@@ -35,9 +35,9 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
   let progressed = false;
   let retryMs: number | undefined;
   /**
-   * The size of the event being received (S5): what came after the last blank line, less the
-   * comment lines in it (comments are dropped by the parser and cost no memory). In characters,
-   * which for UTF-8 never exceed the bytes.
+   * An upper bound of the size of the event being received (S5): reset when an event is
+   * dispatched, grown by each chunk, less comment lines (dropped by the parser, costing no
+   * memory). In characters, which for UTF-8 never exceed the bytes.
    */
   let pendingBytes = 0;
   /** Anything read since the chart's last idle check (R9). */
@@ -59,6 +59,7 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
 
   const parser = createParser({
     onEvent(event: EventSourceMessage) {
+      pendingBytes = 0;
       if (finished) return;
       if (event.id !== undefined && event.id !== '') {
         // R7: a replayed event already delivered on this stream is not delivered again.
@@ -111,10 +112,17 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
     },
   });
 
-  /** Counts a decoded chunk towards the event in progress: a blank line ends an event. */
-  const measure = (text: string) => {
+  /**
+   * Counts a fed chunk towards the event in progress. Cheap on every chunk; only past the limit
+   * is the chunk scanned for its last blank line (an event's end, dispatched or empty), so that
+   * what came before it is not counted.
+   */
+  const tooLarge = (text: string): boolean => {
+    pendingBytes += text.length;
+    if (pendingBytes <= maxMessageBytes) return false;
     const end = Math.max(text.lastIndexOf('\n\n'), text.lastIndexOf('\r\r'), text.lastIndexOf('\n\r\n'));
-    pendingBytes = end === -1 ? pendingBytes + text.length : text.length - end;
+    if (end !== -1) pendingBytes = text.length - end;
+    return pendingBytes > maxMessageBytes;
   };
 
   const pump = async () => {
@@ -125,10 +133,9 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
         if (done) break;
         active = true;
         const text = decoder.decode(value, { stream: true });
-        measure(text);
         parser.feed(text);
         if (isFinished()) return;
-        if (pendingBytes > maxMessageBytes) {
+        if (tooLarge(text)) {
           const error = new MessageTooLargeError(`a server-sent event exceeded maxMessageBytes (${maxMessageBytes} bytes); stream ended`);
           sink.warn(error);
           finish({ type: 'stream.ended', end: end(error) });
