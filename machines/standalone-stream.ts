@@ -1,4 +1,4 @@
-import { assign, enqueueActions, fromCallback, fromPromise, sendParent, sendTo, setup, stateIn } from 'xstate';
+import { and, assign, enqueueActions, fromCallback, fromPromise, sendParent, sendTo, setup, stateIn } from 'xstate';
 import type { ChartOptions, GetResult, OpenStream } from './events.js';
 import type { ReadStreamInput, ReconnectDue, StreamReaderCommand, StreamReaderEvent } from './post-stream.js';
 import { ceilingDelay, nextReconnectDelay, scheduledWait, waitStates } from './backoff.js';
@@ -86,6 +86,12 @@ export const standaloneStreamMachine = setup({
     })),
     checkIdle: sendTo('reader', { type: 'idle.check' }),
     countAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
+    adoptStream: assign({
+      stream: ({ context, event }) => {
+        const output = (event as { output?: GetResult }).output;
+        return output?.kind === 'sse' ? output.stream : context.stream;
+      },
+    }),
   },
 }).createMachine({
   id: 'standaloneStream',
@@ -103,6 +109,16 @@ export const standaloneStreamMachine = setup({
   on: { windDown: '.gone' },
   states: {
     opening: {
+      initial: 'requesting',
+      states: {
+        requesting: {},
+        /**
+         * F1: the session is closing: the GET already on its way is let finish rather than aborted
+         * (aborting it would cost its connection), then drained; the chart's timeouts bound both.
+         */
+        windingDown: {},
+      },
+      on: { windDown: '.windingDown' },
       invoke: {
         src: 'openStandalone',
         input: ({ context }) => ({
@@ -112,13 +128,15 @@ export const standaloneStreamMachine = setup({
         }),
         onDone: [
           {
-            guard: 'gotStream',
-            target: 'listening',
-            actions: assign({ stream: ({ event }) => (event.output.kind === 'sse' ? event.output.stream : undefined) }),
+            guard: and(['gotStream', stateIn('#standaloneStream.opening.windingDown')]),
+            target: 'listening.draining',
+            actions: 'adoptStream',
           },
+          { guard: 'gotStream', target: 'listening', actions: 'adoptStream' },
           { target: 'unsupported' },
         ],
         onError: [
+          { guard: stateIn('#standaloneStream.opening.windingDown'), target: 'gone' },
           { guard: 'isSessionMissing', target: 'gone', actions: 'reportSessionMissing' },
           { guard: 'isUnauthorized', target: 'gone', actions: 'reportUnauthorized' },
           {

@@ -10,6 +10,7 @@ import { baseHeaders } from './http/headers.js';
 import { resolveChartOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
 import { authorize, unauthorizedError } from './http/auth.js';
+import { DataPlane } from './data-plane.js';
 
 /** The SDK's send options (`TransportSendOptions`). */
 export interface SendOptions {
@@ -68,6 +69,8 @@ export class StreamableHTTPClientTransport {
   readonly actor: Actor<ConnectionMachine>;
   private readonly http: HttpClient;
   private readonly authProvider: object | undefined;
+  /** The happy calls, performed here while the chart's `dataPlane` tag says so. */
+  private readonly dataPlane: DataPlane;
 
   constructor(url: URL | string, options: StreamableHTTPClientTransportOptions = {}) {
     const chartOptions = resolveChartOptions(options);
@@ -92,6 +95,16 @@ export class StreamableHTTPClientTransport {
       input: { options: chartOptions, sink, io },
       ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
     });
+    this.dataPlane = new DataPlane(this.http, sink, chartOptions, (event) => {
+      this.actor.send(event);
+    });
+    // The chart says when data-plane calls end: close, failure (F2, P10), cancellation (R8).
+    this.actor.on('calls.end', ({ error, answer }) => {
+      this.dataPlane.end(error, answer);
+    });
+    this.actor.on('call.cancel', ({ requestId, error }) => {
+      this.dataPlane.cancel(requestId, error);
+    });
     this.actor.on('warning', ({ error }) => this.onerror?.(error));
     this.actor.on('failed', ({ error }) => this.onerror?.(error));
     this.actor.on('closed', () => {
@@ -102,8 +115,10 @@ export class StreamableHTTPClientTransport {
     // that no call and no close() is left waiting on an actor that will never answer.
     this.actor.subscribe({
       error: (cause: unknown) => {
+        const error = new TransportFailedError('internal error in the transport chart', { cause });
+        this.dataPlane.end(error, false);
         this.http.end();
-        this.onerror?.(new TransportFailedError('internal error in the transport chart', { cause }));
+        this.onerror?.(error);
         this.onclose?.();
       },
     });
@@ -195,8 +210,23 @@ export class StreamableHTTPClientTransport {
   }
 
   private dispatch(message: JSONRPCMessage | JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {
-    if (this.actor.getSnapshot().status !== 'active') {
+    const snapshot = this.actor.getSnapshot();
+    if (snapshot.status !== 'active') {
       return Promise.reject(new TransportFailedError('the transport chart stopped after an internal error'));
+    }
+    // The data plane: the chart says the session takes direct calls, and this one is a plain call
+    // (no resumption, no batch, no message the chart must see, such as a cancellation).
+    if (
+      snapshot.hasTag('dataPlane') &&
+      !Array.isArray(message) &&
+      options?.resumptionToken === undefined &&
+      options?.onresumptiontoken === undefined &&
+      isDirectCall(message)
+    ) {
+      const { sessionId, protocolVersion } = snapshot.context;
+      return new Promise((resolve, reject) => {
+        this.dataPlane.send(message, ticketFor(resolve, reject), sessionId, protocolVersion);
+      });
     }
     return new Promise((resolve, reject) => {
       this.actor.send({
