@@ -46,7 +46,7 @@ const call = (id: number) => ({ jsonrpc: '2.0' as const, id, method: 'tools/list
 
 describe('connection chart', () => {
   it('U3: tags follow the lifecycle: connecting, connected, closing, closed', async () => {
-    const { io, actor } = setUp();
+    const { io, actor, clock } = setUp();
     expect(actor.getSnapshot().value).toBe('idle');
     actor.send({ type: 'start' });
     expect(actor.getSnapshot().hasTag('connecting')).toBe(true);
@@ -64,11 +64,13 @@ describe('connection chart', () => {
     expect(actor.getSnapshot().hasTag('closing')).toBe(true);
     io.deletes[0]!.resolve({ status: 200 });
     await flush();
+    // The standalone GET still opening is let finish for up to drainTimeout after the DELETE (F1).
+    clock.increment(100);
     expect(actor.getSnapshot().hasTag('closed')).toBe(true);
   });
 
   it('H3, H5: initialize carries no session or version, even when stale ones are cached; the ID comes from its response', async () => {
-    const { io, actor } = setUp();
+    const { io, actor, clock } = setUp();
     await connect(io, actor);
     expect(io.posts[0]!.input.sessionId).toBeUndefined();
     expect(io.posts[0]!.input.protocolVersion).toBeUndefined();
@@ -77,6 +79,8 @@ describe('connection chart', () => {
     actor.send({ type: 'close' });
     io.deletes[0]!.resolve({ status: 200 });
     await flush();
+    // The standalone GET still opening is let finish for up to drainTimeout after the DELETE (F1).
+    clock.increment(100);
     actor.send({ type: 'start' });
     actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
     await flush();
@@ -275,7 +279,7 @@ describe('connection chart', () => {
   });
 
   it('F1, F2: a DELETE answered 405 still closes; close stops every child and rejects waiting sends', async () => {
-    const { io, actor } = setUp();
+    const { io, actor, clock } = setUp();
     await connect(io, actor);
     const waiting = ticket();
     actor.send({ type: 'send', message: call(1), ticket: waiting });
@@ -284,20 +288,56 @@ describe('connection chart', () => {
     actor.send({ type: 'close' });
     expect(waiting.outcome).toBeInstanceOf(TransportClosedError);
     expect(io.posts[2]!.signal.aborted).toBe(true);
-    // A standalone GET still opening is not worth waiting for: it stops at once.
-    expect(io.gets[0]!.signal.aborted).toBe(true);
     io.deletes[0]!.resolve({ status: 405 });
     await flush();
+    // The standalone GET still opening is let finish (bounded by drainTimeout): see below.
+    clock.increment(100);
     expect(actor.getSnapshot().hasTag('closed')).toBe(true);
     expect(Object.keys(actor.getSnapshot().children)).toEqual([]);
   });
 
-  it('F2: start after close begins a fresh session', async () => {
+  it('F1, G6: a standalone GET still opening at close is let finish, not aborted (its connection is reused), then drained until the server ends it', async () => {
     const { io, actor } = setUp();
+    await connect(io, actor);
+    actor.send({ type: 'close' });
+    await flush();
+    expect(io.deletes).toHaveLength(1);
+    expect(io.gets[0]!.signal.aborted).toBe(false);
+    io.deletes[0]!.resolve({ status: 200 });
+    await flush();
+    expect(actor.getSnapshot().matches({ open: { session: 'draining' } })).toBe(true);
+    // The GET answers with its stream: it is read (drained), not reconnected, and its end closes.
+    io.gets[0]!.resolve({ kind: 'sse', stream: openStream() });
+    await flush();
+    expect(io.readers).toHaveLength(1);
+    io.readers[0]!.send({ type: 'stream.ended', end: streamEnd() });
+    await flush();
+    expect(actor.getSnapshot().hasTag('closed')).toBe(true);
+    expect(io.gets).toHaveLength(1);
+    expect(io.gets[0]!.signal.aborted).toBe(false);
+  });
+
+  it('F1, F7: a standalone GET that stays unanswered at close is aborted once drainTimeout after the DELETE has passed', async () => {
+    const { io, actor, clock } = setUp();
     await connect(io, actor);
     actor.send({ type: 'close' });
     io.deletes[0]!.resolve({ status: 200 });
     await flush();
+    clock.increment(99);
+    expect(actor.getSnapshot().hasTag('closed')).toBe(false);
+    clock.increment(1);
+    expect(actor.getSnapshot().hasTag('closed')).toBe(true);
+    expect(io.gets[0]!.signal.aborted).toBe(true);
+  });
+
+  it('F2: start after close begins a fresh session', async () => {
+    const { io, actor, clock } = setUp();
+    await connect(io, actor);
+    actor.send({ type: 'close' });
+    io.deletes[0]!.resolve({ status: 200 });
+    await flush();
+    // The standalone GET still opening is let finish for up to drainTimeout after the DELETE (F1).
+    clock.increment(100);
     actor.send({ type: 'start' });
     expect(actor.getSnapshot().value).toBe('connecting');
     expect(actor.getSnapshot().context).toMatchObject({ sessionId: undefined, protocolVersion: undefined, error: undefined });
