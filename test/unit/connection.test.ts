@@ -169,6 +169,34 @@ describe('connection chart', () => {
     expect(posts).toEqual([]);
   });
 
+  it('X2: POST children take ids from a bounded set (the lowest free), so the event types the chart sees stay bounded over many calls', async () => {
+    const io = fakeIo();
+    const spawned = new Set<string>();
+    const eventTypes = new Set<string>();
+    const actor = createActor(machineWith(io), {
+      input: { options: chartOptions({ standaloneStream: false }), sink: recordingSink() },
+      inspect: (event) => {
+        if (event.type === '@xstate.actor' && event.actorRef.id.startsWith('post-')) spawned.add(event.actorRef.id);
+        if (event.type === '@xstate.event' && event.actorRef.sessionId === event.rootId) eventTypes.add(event.event.type);
+      },
+    }).start();
+    await connect(io, actor);
+    const typesAfterConnect = eventTypes.size;
+    for (let round = 0; round < 50; round++) {
+      // Three calls in flight at once, answered out of order.
+      const first = io.posts.length;
+      for (let i = 0; i < 3; i++) actor.send({ type: 'send', message: call(100 + round * 3 + i), ticket: ticket() });
+      await flush();
+      for (const i of [2, 0, 1]) io.posts[first + i]!.resolve({ kind: 'json', sessionId: 'abc', response: { jsonrpc: '2.0', id: 100 + round * 3 + i, result: {} } });
+      await flush();
+    }
+    expect(io.posts).toHaveLength(2 + 150);
+    expect([...spawned].sort()).toEqual(['post-0', 'post-1', 'post-2']);
+    // Only the done events of those three ids are new types: 150 calls added no more.
+    expect(eventTypes.size - typesAfterConnect).toBeLessThanOrEqual(3);
+    expect(Object.keys(actor.getSnapshot().children)).toEqual([]);
+  });
+
   it('F5: an error scoped to one call leaves the session and other calls alone', async () => {
     const { io, actor } = setUp();
     await connect(io, actor);
