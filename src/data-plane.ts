@@ -39,6 +39,8 @@ export class DataPlane {
     private readonly sink: MessageSink,
     private readonly options: ExchangeOptions,
     private readonly report: (event: DataPlaneEvent) => void,
+    /** Whether the chart still takes direct calls (its `dataPlane` tag); read when a call ends. */
+    private readonly open: () => boolean,
   ) {}
 
   /** Calls in flight (for tests and diagnostics). */
@@ -110,14 +112,12 @@ export class DataPlane {
       return;
     }
     call.ticket.accepted();
-    // H7: another session ID than the one sent is the chart's to judge; the answer goes with it.
-    const otherSession = result.sessionId !== undefined && result.sessionId !== call.sessionId;
     if (result.kind !== 'sse') {
       this.calls.delete(call);
-      if (otherSession) this.reportDone(call, result.kind === 'json' ? result.response : undefined, result.sessionId);
-      else if (result.kind === 'json' && result.response !== undefined) this.sink.deliver(result.response);
+      this.answer(call, result.kind === 'json' ? result.response : undefined, result.sessionId);
       return;
     }
+    const sessionId = result.sessionId;
     const seenIds = new Set<string>();
     call.reader = readEventStream(
       {
@@ -135,8 +135,7 @@ export class DataPlane {
         // P4: the response ends the stream: the body is cancelled, not drained.
         call.reader?.stop();
         if (event.type === 'stream.response') {
-          if (otherSession) this.reportDone(call, event.response, result.sessionId);
-          else this.sink.deliver(event.response);
+          this.answer(call, event.response, sessionId);
           return;
         }
         this.report({
@@ -151,7 +150,16 @@ export class DataPlane {
     );
   }
 
-  private reportDone(call: DirectCall, response: JSONRPCResponse | undefined, sessionId: string | undefined): void {
+  /**
+   * The happy answer goes straight to the sink, unless the chart must hear of it: another session
+   * ID than the one sent (H7), or an answer arriving after the chart stopped taking direct calls
+   * (a session re-established meanwhile counts it as progress, F3), exactly as a POST child's.
+   */
+  private answer(call: DirectCall, response: JSONRPCResponse | undefined, sessionId: string | undefined): void {
+    if ((sessionId === undefined || sessionId === call.sessionId) && this.open()) {
+      if (response !== undefined) this.sink.deliver(response);
+      return;
+    }
     this.report({
       type: 'post.done',
       postId: undefined,

@@ -95,9 +95,15 @@ export class StreamableHTTPClientTransport {
       input: { options: chartOptions, sink, io },
       ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
     });
-    this.dataPlane = new DataPlane(this.http, sink, chartOptions, (event) => {
-      this.actor.send(event);
-    });
+    this.dataPlane = new DataPlane(
+      this.http,
+      sink,
+      chartOptions,
+      (event) => {
+        this.actor.send(event);
+      },
+      () => this.actor.getSnapshot().hasTag('dataPlane'),
+    );
     // The chart says when data-plane calls end: close, failure (F2, P10), cancellation (R8).
     this.actor.on('calls.end', ({ error, answer }) => {
       this.dataPlane.end(error, answer);

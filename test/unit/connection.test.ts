@@ -176,7 +176,8 @@ describe('connection chart', () => {
     const actor = createActor(machineWith(io), {
       input: { options: chartOptions({ standaloneStream: false }), sink: recordingSink() },
       inspect: (event) => {
-        if (event.type === '@xstate.actor' && event.actorRef.id.startsWith('post-')) spawned.add(event.actorRef.id);
+        const id = event.type === '@xstate.actor' && 'id' in event.actorRef ? String(event.actorRef.id) : '';
+        if (id.startsWith('post-')) spawned.add(id);
         if (event.type === '@xstate.event' && event.actorRef.sessionId === event.rootId) eventTypes.add(event.event.type);
       },
     }).start();
