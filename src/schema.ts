@@ -40,11 +40,35 @@ function schemaFor(value: object): z.ZodType {
 
 export type Validation = { ok: true; message: JSONRPCMessage } | { ok: false; reason: string };
 
+const isPlainObject = (value: unknown): boolean => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRequestId = (value: unknown): boolean => typeof value === 'string' || Number.isInteger(value);
+
+/**
+ * The schemas above, written out for the common case: true only for a message they accept (so
+ * false merely means "ask zod", which then names what is wrong). It keeps zod off the hot path:
+ * every send() and every message received is checked.
+ */
+function plainlyValid(value: Record<string, unknown>): boolean {
+  if (value.jsonrpc !== '2.0') return false;
+  if ('method' in value) {
+    if (typeof value.method !== 'string' || ('id' in value && !isRequestId(value.id))) return false;
+    return value.params === undefined || isPlainObject(value.params);
+  }
+  if ('error' in value) {
+    const error = value.error;
+    if (!isPlainObject(error)) return false;
+    const { code, message } = error as Record<string, unknown>;
+    return Number.isInteger(code) && typeof message === 'string' && (value.id == null || isRequestId(value.id));
+  }
+  return isRequestId(value.id) && isPlainObject(value.result);
+}
+
 /** Checks a decoded JSON value; the original object is returned untouched, never a copy. */
 export function validateMessage(value: unknown): Validation {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, reason: 'not a JSON-RPC message object' };
   }
+  if (plainlyValid(value as Record<string, unknown>)) return { ok: true, message: value as JSONRPCMessage };
   const result = schemaFor(value).safeParse(value);
   if (!result.success) return { ok: false, reason: z.prettifyError(result.error) };
   return { ok: true, message: value as JSONRPCMessage };
