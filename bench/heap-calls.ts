@@ -63,13 +63,14 @@ async function main(): Promise<void> {
       };
       await Promise.all(Array.from({ length: concurrency }, worker));
       done += next;
-      rows.push({ calls: done, heapKiB: await heapKiB() });
-      console.log(`${kind}: ${done} calls, heap ${rows.at(-1)!.heapKiB.toFixed(0)} KiB`);
+      const heap = await heapKiB();
+      rows.push({ calls: done, heapKiB: heap });
+      console.log(`${kind}: ${done} calls, heap ${heap.toFixed(0)} KiB`);
     }
     await client.close();
     client = undefined;
     const afterClose = await heapKiB();
-    const end = rows.at(-1)!;
+    const end = rows[rows.length - 1] ?? { calls: 0, heapKiB: start };
     console.log(
       JSON.stringify(
         {

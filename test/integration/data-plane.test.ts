@@ -22,7 +22,6 @@ import {
   startScriptedServer,
   type RecordedRequest,
   type Reply,
-  type ScriptedServer,
 } from '../support/scripted-server.js';
 import { rejection, signal, until } from '../support/harness.js';
 

@@ -107,12 +107,9 @@ export class Coverage {
   /** An inspection observer recording the root actor's microsteps, and its child machines' apart. */
   readonly inspect = (event: InspectionEvent): void => {
     if (event.type !== '@xstate.microstep') return;
-    let target: Coverage = this;
-    if (event.actorRef.sessionId !== event.rootId) {
-      const machineId = machineIdOf(event.actorRef);
-      if (machineId === undefined) return;
-      target = this.child(machineId);
-    }
+    const machineId = event.actorRef.sessionId === event.rootId ? this.machineId : machineIdOf(event.actorRef);
+    if (machineId === undefined) return;
+    const target = machineId === this.machineId ? this : this.child(machineId);
     for (const transition of event._transitions) target.transitions.add(transitionKey(transition));
     const value = (event.snapshot as { value?: StateValue }).value;
     if (value !== undefined) target.addValue(value);
