@@ -3,7 +3,7 @@ export { ioActors, connectionSystemId, type TransportIo } from './actors.js';
 export type { StreamableHTTPClientTransportOptions } from './options.js';
 export type { FetchLike, TokenSource } from './http/client.js';
 export * from './errors.js';
-export { connectionMachine, type ConnectionMachine, type ConnectionEmitted } from '../machines/connection.js';
+export { connectionMachine, type ConnectionMachine, type ConnectionEmitted } from '../machines/connection/index.js';
 export { postStreamMachine } from '../machines/post-stream.js';
 export { standaloneStreamMachine } from '../machines/standalone-stream.js';
 export type {
