@@ -192,7 +192,7 @@ export function spawnPosts(
   let next = context.nextPostId;
   const posts = { ...context.posts };
   for (const send of sends) {
-    const id = `post-${next++}` as const;
+    const id: `post-${number}` = `post-${next++}`;
     spawn('postStream', { id, input: postInput(context, send) });
     posts[id] = { ticket: send.ticket, requestIds: requestIdsOf(send.message), origin: send.origin };
   }
