@@ -1,5 +1,8 @@
-export { StreamableHTTPClientTransport, providedConnectionMachine } from './transport.js';
-export { ioActors, connectionSystemId, type TransportIo } from './actors.js';
+/**
+ * The public API, and only it: the transport and its options, its error classes, the charts
+ * (to inspect, or to `provide()` other actors), and the recorder. Everything else is internal.
+ */
+export { StreamableHTTPClientTransport, type SendOptions } from './transport.js';
 export type { StreamableHTTPClientTransportOptions } from './options.js';
 export type { FetchLike, TokenSource } from './http/client.js';
 export * from './errors.js';
