@@ -2,7 +2,7 @@ import { and, assign, enqueueActions, fromCallback, fromPromise, sendParent, sen
 import type { ChartOptions, GetResult, OpenStream } from './events.js';
 import type { ReadStreamInput, ReconnectDue, StreamReaderCommand, StreamReaderEvent } from './post-stream.js';
 import { ceilingDelay, nextReconnectDelay, scheduledWait, waitStates } from './backoff.js';
-import { isSessionMissing, StreamEndedError, toError } from './errors.js';
+import { isSessionMissing, statusOf, StreamEndedError, toError } from './errors.js';
 
 /** The optional server-to-client stream of a session (G1–G6). */
 export interface StandaloneStreamInput {
@@ -39,6 +39,12 @@ const notProvided = (name: string) => () => {
   throw new Error(`actor '${name}' must be provided with machine.provide({ actors })`);
 };
 
+/** What the GET resolved to, handed to guards and actions as typed params. */
+const streamResult = ({ event }: { event: { output: GetResult } }) => ({ result: event.output });
+
+/** Why the GET failed, handed to guards and actions as typed params. */
+const failure = ({ event }: { event: { error: unknown } }) => ({ error: event.error });
+
 export const standaloneStreamMachine = setup({
   types: {
     context: {} as StandaloneStreamContext,
@@ -51,9 +57,9 @@ export const standaloneStreamMachine = setup({
     scheduledWait,
   },
   guards: {
-    gotStream: ({ event }) => (event as { output?: GetResult }).output?.kind === 'sse',
-    isSessionMissing: ({ event }) => isSessionMissing((event as { error?: unknown }).error),
-    isUnauthorized: ({ event }) => ((event as { error?: { status?: unknown } }).error?.status ?? 0) === 401,
+    gotStream: (_, params: { result: GetResult }) => params.result.kind === 'sse',
+    isSessionMissing: (_, params: { error: unknown }) => isSessionMissing(params.error),
+    isUnauthorized: (_, params: { error: unknown }) => statusOf(params.error) === 401,
     withinBudget: ({ context }) => context.attempt <= context.options.reconnection.maxRetries,
     watchesIdle: ({ context }) => context.options.streamIdleTimeout !== undefined,
     hasScheduler: ({ context }) => context.options.reconnectionScheduler !== undefined,
@@ -64,9 +70,9 @@ export const standaloneStreamMachine = setup({
     ceilingDelay: ({ context }) => ceilingDelay(context),
   },
   actions: {
-    reportSessionMissing: sendParent(({ event }): StandaloneStreamReport => ({
+    reportSessionMissing: sendParent((_, params: { error: unknown }): StandaloneStreamReport => ({
       type: 'standalone.sessionMissing',
-      error: toError((event as { error?: unknown }).error),
+      error: toError(params.error),
     })),
     /** Told once, when the budget is first spent; later rounds at the ceiling stay quiet. */
     reportDegraded: enqueueActions(({ context, enqueue }) => {
@@ -80,18 +86,13 @@ export const standaloneStreamMachine = setup({
       };
       enqueue.sendParent(report);
     }),
-    reportUnauthorized: sendParent(({ event }): StandaloneStreamReport => ({
+    reportUnauthorized: sendParent((_, params: { error: unknown }): StandaloneStreamReport => ({
       type: 'standalone.unauthorized',
-      error: toError((event as { error?: unknown }).error),
+      error: toError(params.error),
     })),
     checkIdle: sendTo('reader', { type: 'idle.check' }),
     countAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
-    adoptStream: assign({
-      stream: ({ context, event }) => {
-        const output = (event as { output?: GetResult }).output;
-        return output?.kind === 'sse' ? output.stream : context.stream;
-      },
-    }),
+    adoptStream: assign((_, params: { result: GetResult }) => (params.result.kind === 'sse' ? { stream: params.result.stream } : {})),
   },
 }).createMachine({
   id: 'standaloneStream',
@@ -128,17 +129,21 @@ export const standaloneStreamMachine = setup({
         }),
         onDone: [
           {
-            guard: and(['gotStream', stateIn('#standaloneStream.opening.windingDown')]),
+            guard: and([stateIn('#standaloneStream.opening.windingDown'), { type: 'gotStream', params: streamResult }]),
             target: 'listening.draining',
-            actions: 'adoptStream',
+            actions: { type: 'adoptStream', params: streamResult },
           },
-          { guard: 'gotStream', target: 'listening', actions: 'adoptStream' },
+          {
+            guard: { type: 'gotStream', params: streamResult },
+            target: 'listening',
+            actions: { type: 'adoptStream', params: streamResult },
+          },
           { target: 'unsupported' },
         ],
         onError: [
           { guard: stateIn('#standaloneStream.opening.windingDown'), target: 'gone' },
-          { guard: 'isSessionMissing', target: 'gone', actions: 'reportSessionMissing' },
-          { guard: 'isUnauthorized', target: 'gone', actions: 'reportUnauthorized' },
+          { guard: { type: 'isSessionMissing', params: failure }, target: 'gone', actions: { type: 'reportSessionMissing', params: failure } },
+          { guard: { type: 'isUnauthorized', params: failure }, target: 'gone', actions: { type: 'reportUnauthorized', params: failure } },
           {
             target: 'retrying',
             actions: [assign({ lastError: ({ event }) => toError(event.error) }), 'countAttempt'],

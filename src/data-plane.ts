@@ -1,6 +1,6 @@
 import type { JSONRPCId, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult, SendTicket } from '../machines/events.js';
 import { isUnauthorized, toError } from '../machines/errors.js';
-import { failureResponse } from '../machines/connection.js';
+import { failureResponse } from '../machines/connection/index.js';
 import { requestIdsOf, type DataPlaneReport, type PostStreamReport } from '../machines/post-stream.js';
 import type { HttpClient } from './http/client.js';
 import { postMessage, type ExchangeOptions } from './http/exchanges.js';
