@@ -3,7 +3,7 @@ import { connectionMachine, isDirectCall, type ConnectionMachine } from '../mach
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/events.js';
-import { InvalidMessageError, McpTransportError, TransportFailedError } from '../machines/errors.js';
+import { InvalidMessageError, McpTransportError, TransportClosedError, TransportFailedError } from '../machines/errors.js';
 import { connectionSystemId, ioActors, type TransportIo } from './actors.js';
 import { HttpClient } from './http/client.js';
 import { baseHeaders } from './http/headers.js';
@@ -101,7 +101,10 @@ export class StreamableHTTPClientTransport {
       sink,
       chartOptions,
       (event) => {
-        this.actor.send(event);
+        // An actor stopped from outside (not closed through the chart) hears nothing more; the
+        // call's caller is told instead of being left waiting.
+        if (this.actor.getSnapshot().status === 'active') this.actor.send(event);
+        else if (event.type !== 'post.done') event.ticket.failed(new TransportClosedError('the transport chart is stopped'));
       },
       () => this.actor.getSnapshot().hasTag('dataPlane'),
     );
