@@ -7,7 +7,7 @@ import { InvalidMessageError, McpTransportError, TransportFailedError } from '..
 import { connectionSystemId, ioActors, type TransportIo } from './actors.js';
 import { HttpClient } from './http/client.js';
 import { baseHeaders } from './http/headers.js';
-import { resolveChartOptions, type StreamableHTTPClientTransportOptions } from './options.js';
+import { resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
 import { authorize, unauthorizedError } from './http/auth.js';
 
@@ -86,7 +86,12 @@ export class StreamableHTTPClientTransport {
       deliver: (message) => this.onmessage?.(message),
       warn: (error) => this.onerror?.(error),
     };
-    const io: TransportIo = { http: this.http, sink, options: chartOptions, authProvider: options.authProvider };
+    const io: TransportIo = {
+      http: this.http,
+      sink,
+      options: resolveExchangeOptions(options, chartOptions),
+      authProvider: options.authProvider,
+    };
     this.actor = createActor(providedConnectionMachine, {
       systemId: connectionSystemId,
       input: { options: chartOptions, sink, io },
@@ -114,7 +119,11 @@ export class StreamableHTTPClientTransport {
   start(): Promise<void> {
     const snapshot = this.actor.getSnapshot();
     if (!snapshot.matches('idle') && !snapshot.matches('closed') && !snapshot.matches('failed')) {
-      return Promise.reject(new McpTransportError('transport already started; close() it before starting again'));
+      return Promise.reject(
+        new McpTransportError(
+          'transport already started: client.connect(transport) calls start() itself, so do not call start() before connect(); close() it before starting again',
+        ),
+      );
     }
     this.http.begin();
     this.actor.send({ type: 'start' });
