@@ -173,7 +173,7 @@ const whileClosing = {
   'standalone.degraded': {},
 } as const;
 
-const noTicket: SendTicket = { accepted: () => undefined, failed: () => undefined };
+const noTicket: SendTicket = { accepted: () => undefined, failed: () => false };
 
 function freshSession(context: ConnectionContext): ConnectionContext {
   return {
@@ -333,14 +333,13 @@ export const connectionMachine = setup({
     },
     answerFailure: ({ context, event }) => {
       if (event.type !== 'post.failed') return;
-      // The SDK's UnauthorizedError reaches the caller through send() itself, so that
-      // `error instanceof UnauthorizedError` holds after client.connect(), as with the SDK.
-      if (!isUnauthorized(event.error)) {
+      // P10: a caller still awaiting send() gets the typed error there (the SDK Client rejects the
+      // call with it, UnauthorizedError included); only a call whose send() resolved gets a synthetic answer.
+      if (!event.ticket.failed(event.error) && !isUnauthorized(event.error)) {
         for (const id of requestIdsOf(event.message)) context.sink.deliver(failureResponse(id, event.error));
       }
       // A stream that broke after send() resolved: onerror is where its original error can still be seen (F6).
       if (event.error instanceof StreamEndedError) context.sink.warn(event.error);
-      event.ticket.failed(event.error);
     },
     /** A1, A2: the message waits for authorization, then goes again; the challenge says what to ask for. */
     holdForAuthorization: assign(({ context, event }) => {
@@ -398,10 +397,9 @@ export const connectionMachine = setup({
     failQueued: enqueueActions(({ context, event, enqueue }) => {
       const error = toError((event as { error?: unknown }).error);
       for (const queued of context.queue) {
-        if (!isUnauthorized(error)) {
+        if (!queued.ticket.failed(error) && !isUnauthorized(error)) {
           for (const id of requestIdsOf(queued.message)) context.sink.deliver(failureResponse(id, error));
         }
-        queued.ticket.failed(error);
       }
       enqueue.assign({ queue: [], error: asFailure(error) });
     }),
@@ -409,8 +407,7 @@ export const connectionMachine = setup({
     answerExpired: ({ context, event }) => {
       if (event.type !== 'post.failed') return;
       const error: Error = context.error ?? event.error;
-      for (const id of requestIdsOf(event.message)) context.sink.deliver(failureResponse(id, error));
-      event.ticket.failed(error);
+      if (!event.ticket.failed(error)) for (const id of requestIdsOf(event.message)) context.sink.deliver(failureResponse(id, error));
     },
     setVersion: assign({
       protocolVersion: ({ context, event }) => (event.type === 'protocolVersion.set' ? event.version : context.protocolVersion),
@@ -559,10 +556,10 @@ export const connectionMachine = setup({
         const post = snapshot.context;
         // On failure, calls whose response is still streaming are answered (P10); on close the
         // Client's onclose does that.
-        if (params.answer && post?.origin !== 'recovery' && Array.isArray(post?.requestIds) && !isUnauthorized(reason)) {
+        const told = post?.ticket?.failed(reason) ?? false;
+        if (!told && params.answer && post?.origin !== 'recovery' && Array.isArray(post?.requestIds) && !isUnauthorized(reason)) {
           for (const requestId of post.requestIds as JSONRPCRequest['id'][]) context.sink.deliver(failureResponse(requestId, reason));
         }
-        post?.ticket?.failed(reason);
         enqueue.stopChild(id);
       }
       for (const queued of context.queue) queued.ticket.failed(reason);

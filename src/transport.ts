@@ -33,9 +33,10 @@ function ticketFor(resolve: () => void, reject: (error: Error) => void): SendTic
       resolve();
     },
     failed(error) {
-      if (settled) return;
+      if (settled) return false;
       settled = true;
       reject(error);
+      return true;
     },
   };
 }
