@@ -20,6 +20,7 @@ import {
 import { json, result, sse, startScriptedServer, type RecordedRequest, type ScriptedServer, type ScriptedServerOptions } from '../support/scripted-server.js';
 import { buildServer, startServer } from '../support/mcp-server.js';
 import { newClient, rejection, textOf, until } from '../support/harness.js';
+import { sleep, within } from '../support/proxy-rig.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 
@@ -52,22 +53,6 @@ function unconnected(url: URL | string, options: StreamableHTTPClientTransportOp
   return { transport, client, errors };
 }
 
-/** `promise`, or a rejection naming `what` after `timeoutMs` (a bound, not a measurement). */
-async function within<T>(promise: Promise<T>, what: string, timeoutMs = 5_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      reject(new Error(`timed out waiting for ${what}`));
-    }, timeoutMs);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function header(request: RecordedRequest, name: string): string | undefined {
   const value = request.headers[name];
