@@ -345,11 +345,11 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
       await until(() => rootsAsked, 'the roots tool to be running');
       forget(sessionId);
 
+      // P10: the call rejects with the typed error its send() rejected with.
       const error = await rejection(client.ping());
-      expect(error).toBeInstanceOf(McpError);
-      expect((error as McpError).data).toMatchObject({ type: 'SessionExpiredError', status: 404 });
+      expect(error).toBeInstanceOf(SessionExpiredError);
       const sent = await rejection(sendFor(send, '"ping"'));
-      expect(sent).toBeInstanceOf(SessionExpiredError);
+      expect(sent).toBe(error);
       const http = causeChain(sent).find((e) => e instanceof StreamableHTTPError);
       expect(http).toMatchObject({ status: 404, sessionMissing: true });
       expect(errors.some((e) => e instanceof SessionExpiredError)).toBe(true);
@@ -850,12 +850,12 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
     const { client, transport } = await connect(server.url);
     const send = vi.spyOn(transport, 'send');
     server.fault({ method: 'POST', rpc: 'tools/call', status: 500, body: 'Internal Server Error' });
+    // P10: the Client rejects with the StreamableHTTPError send() rejected with.
     const error = await rejection(client.callTool({ name: 'echo', arguments: { text: 'boom' } }));
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).data).toMatchObject({ status: 500 });
+    expect(error).toBeInstanceOf(StreamableHTTPError);
+    expect((error as StreamableHTTPError).status).toBe(500);
     const sent = await rejection(sendFor(send, '"boom"'));
-    expect(sent).toBeInstanceOf(StreamableHTTPError);
-    expect((sent as StreamableHTTPError).status).toBe(500);
+    expect(sent).toBe(error);
   });
 
   it('session-id-property (U2, H5): sessionId is undefined before connect, the server-assigned ID after; a stateless server leaves it undefined', async () => {
