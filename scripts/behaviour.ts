@@ -173,9 +173,7 @@ export function render(families: readonly Family[], tests: readonly NamedTest[])
       const counts = new Map<string, number>();
       for (const test of tests) if (test.ids.includes(id)) counts.set(test.file, (counts.get(test.file) ?? 0) + 1);
       const proof =
-        counts.size === 0
-          ? '*not yet proven*'
-          : [...counts].map(([file, n]) => `\`${file}\`${n > 1 ? ` (${String(n)})` : ''}`).join(', ');
+        counts.size === 0 ? '*not yet proven*' : [...counts].map(([file, n]) => `\`${file}\`${n > 1 ? ` (${String(n)})` : ''}`).join(', ');
       out.push(`| ${id} | ${cell(text)} | ${proof} |`);
     }
     out.push('');
@@ -194,7 +192,9 @@ function main(args: readonly string[]): number {
   const { text, families, tests } = generate();
   const problems = [
     ...duplicateIds(families).map((id) => `${id} is listed twice in docs/behaviour-ids.md`),
-    ...unknownIds(families, tests).map(({ id, file, name }) => `${id} is named by a test but not listed in docs/behaviour-ids.md: ${file}: ${name}`),
+    ...unknownIds(families, tests).map(
+      ({ id, file, name }) => `${id} is named by a test but not listed in docs/behaviour-ids.md: ${file}: ${name}`,
+    ),
   ];
   for (const problem of problems) console.error(problem);
   if (args.includes('--write')) {
