@@ -30,6 +30,7 @@ import {
   type ScriptedServer,
   type ScriptedServerOptions,
 } from '../support/scripted-server.js';
+import { within } from '../support/harness.js';
 
 type Settled = { ok: true } | { ok: false; error: unknown };
 
@@ -79,21 +80,6 @@ function errorOf(response: JSONRPCResponse | undefined): { code: number; message
 
 function postChildren(transport: StreamableHTTPClientTransport): string[] {
   return Object.keys(transport.actor.getSnapshot().children).filter((id) => id.startsWith('post-'));
-}
-
-/** `promise`, or a rejection naming `what` after `timeoutMs` (a bound, not a measurement). */
-async function within<T>(promise: Promise<T>, what: string, timeoutMs = 5_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      reject(new Error(`timed out waiting for ${what}`));
-    }, timeoutMs);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** The StreamableHTTPError in `error`'s cause chain (itself included), if any. */

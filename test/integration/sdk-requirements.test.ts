@@ -38,7 +38,19 @@ import {
   type ScriptedServer,
   type ScriptedServerOptions,
 } from '../support/scripted-server.js';
-import { childrenOf, newClient, realFetch, recordingFetch, rejection, signal, textOf, until } from '../support/harness.js';
+import {
+  causeChain,
+  childrenOf,
+  newClient,
+  realFetch,
+  recordingFetch,
+  rejection,
+  signal,
+  sleep,
+  textOf,
+  until,
+  within,
+} from '../support/harness.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 
@@ -101,21 +113,6 @@ function logMessage(data: string): JSONRPCMessage {
   return { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data } };
 }
 
-const sleep = (ms: number) =>
-  new Promise<void>((resolve) => {
-    setTimeout(resolve, ms);
-  });
-
-
-/** `error` and its causes, outermost first (bounded). */
-function causeChain(error: unknown): unknown[] {
-  const chain: unknown[] = [];
-  for (let current = error, depth = 0; current !== undefined && depth < 8; depth++) {
-    chain.push(current);
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  return chain;
-}
 
 /** The standalone GET stream's chart, while it runs. */
 function standaloneChart(transport: StreamableHTTPClientTransport): { matches(state: string): boolean } | undefined {
@@ -126,21 +123,6 @@ function standaloneChart(transport: StreamableHTTPClientTransport): { matches(st
 /** Whether the standalone GET stream's chart is in `state` (e.g. 'listening', 'backoff', 'degraded'). */
 function standaloneIn(transport: StreamableHTTPClientTransport, state: string): boolean {
   return standaloneChart(transport)?.matches(state) ?? false;
-}
-
-/** `promise`, or a rejection naming `what` after `timeoutMs` (a bound, not a measurement). */
-async function within<T>(promise: Promise<T>, what: string, timeoutMs = 3_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      reject(new Error(`timed out waiting for ${what}`));
-    }, timeoutMs);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** The send() promises a spy saw, for the message whose JSON contains `needle`. */
@@ -356,7 +338,7 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
       expect(transport.actor.getSnapshot().hasTag('failed')).toBe(true);
 
       // P10: the call whose stream was open on the expired session is answered at once, too.
-      const stranded = await within(inFlight, 'the in-flight call to be answered after the session expired');
+      const stranded = await within(inFlight, 'the in-flight call to be answered after the session expired', 3_000);
       expect(stranded).toBeInstanceOf(McpError);
       expect((stranded as McpError).data).toMatchObject({ type: 'SessionExpiredError' });
 

@@ -17,20 +17,15 @@ import {
   activeResources,
   childrenOf,
   header,
+  leftoversOver,
   newClient,
   rejection,
   Started,
   recordingFetch,
-  surplusOver,
+  statefulModes,
   textOf,
   trackTimers,
-  until,
 } from '../support/harness.js';
-
-const statefulModes = [
-  { mode: 'JSON, stateful', sse: false },
-  { mode: 'SSE, stateful', sse: true },
-] as const;
 
 const started = new Started();
 const serve = (options: ServerOptions) => started.serve(options);
@@ -352,13 +347,7 @@ describe('failure', { timeout: 5_000 }, () => {
         // The server's own handles go first; what remains beyond the baseline is the client's.
         await server.close();
       }
-      let surplus: Record<string, number> = {};
-      let pending: string[] = [];
-      await until(() => {
-        surplus = surplusOver(baseline);
-        pending = timers.pending();
-        return Object.keys(surplus).length === 0 && pending.length === 0;
-      }, 'active resources back to the baseline').catch(() => undefined);
+      const { surplus, pending } = await leftoversOver(baseline, timers);
       expect(surplus).toEqual({});
       expect(pending).toEqual([]);
     } finally {

@@ -4,6 +4,7 @@ import {
   chartOptions,
   fakeIo,
   flush,
+  handshake,
   initializeRequest,
   initializeResult,
   initialized,
@@ -30,16 +31,7 @@ function setUp(overrides: Partial<ChartOptions> = {}) {
 
 /** Drives the chart from idle to open: initialize answered with session 'abc', initialized accepted. */
 async function connect(io: FakeIo, actor: ReturnType<typeof setUp>['actor']) {
-  actor.send({ type: 'start' });
-  actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
-  await flush();
-  io.posts[0]!.resolve({ kind: 'json', sessionId: 'abc', response: initializeResult });
-  await flush();
-  actor.send({ type: 'protocolVersion.set', version: '2025-11-25' });
-  actor.send({ type: 'send', message: initialized, ticket: ticket() });
-  await flush();
-  io.posts[1]!.resolve({ kind: 'accepted', sessionId: undefined });
-  await flush();
+  await handshake(io, actor, { sessionId: 'abc', protocolVersion: '2025-11-25' });
 }
 
 const call = (id: number) => ({ jsonrpc: '2.0' as const, id, method: 'tools/list' });
