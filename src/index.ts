@@ -14,4 +14,5 @@ export type {
   ReconnectionOptions,
   ReconnectionScheduler,
 } from '../machines/events.js';
-export { createJsonlRecorder, toRecord, type JsonlRecord, type RecorderOptions } from './inspect.js';
+export { createJsonlRecorder, toRecord, recordingHeader, recordingFormat, type JsonlRecord, type RecorderOptions } from './inspect.js';
+export { attachToView, viewInspector, type ViewBridge, type ViewBridgeOptions } from './view/bridge.js';
