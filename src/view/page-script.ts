@@ -251,6 +251,7 @@ export function startPage(boot: PageBoot, lib: ReplayLib): void {
   const startLive = () => {
     if (boot.events === undefined) return;
     stopLive();
+    fileInput.value = '';
     records = [];
     header = undefined;
     problems = [];

@@ -144,6 +144,8 @@ export async function serveView(options: ViewServerOptions = {}): Promise<ViewSe
       send(res, 200, 'application/x-ndjson; charset=utf-8', recording.text);
     } else if (req.method === 'GET' && path === '/events') {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', 'access-control-allow-origin': '*' });
+      // The headers go out now, not with the first line: the page shows it is connected at once.
+      res.write(': chart view\n\n');
       for (const line of history) res.write(`data: ${line}\n\n`);
       pages.add(res);
       res.on('close', () => pages.delete(res));
