@@ -5,6 +5,7 @@
  * `/events`, the history first. Node only (`node:http`): the CLI's `view` command and tests run
  * it; the page and the bridge need no Node.
  */
+import { Buffer } from 'node:buffer';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { recordingFormat } from '../inspect.js';
@@ -121,7 +122,7 @@ export async function serveView(options: ViewServerOptions = {}): Promise<ViewSe
       req.on('error', reject);
     });
 
-  const server = createServer((req, res) => {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? '/', 'http://view.invalid').pathname;
     // Only loopback names: a page of some other site cannot reach this through DNS rebinding.
     const hostName = (req.headers.host ?? '').replace(/:\d+$/, '');
@@ -180,11 +181,6 @@ export async function serveView(options: ViewServerOptions = {}): Promise<ViewSe
   });
   const { port } = server.address() as AddressInfo;
   const url = new URL(`http://${host === '::1' ? '[::1]' : host}:${port}/`);
-  // Keep-alive comments, so a page sees a dead server and idle proxies keep the stream.
-  const heartbeat = setInterval(() => {
-    for (const page of pages) page.write(': keep-alive\n\n');
-  }, 15_000);
-  heartbeat.unref();
 
   return {
     url,
@@ -194,7 +190,6 @@ export async function serveView(options: ViewServerOptions = {}): Promise<ViewSe
       return pages.size;
     },
     close() {
-      clearInterval(heartbeat);
       for (const page of pages) page.end();
       pages.clear();
       return new Promise((resolve) => {
