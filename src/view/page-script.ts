@@ -214,8 +214,10 @@ export function startPage(boot: PageBoot, lib: ReplayLib): void {
     if (waitsList.children.length === 0) waitsList.append(make('li', 'none', 'none'));
 
     const t = records[index]?.t;
+    // The session of the connection that started last (a live view can see one transport after another).
+    const session = frame.actors.filter((actor) => actor.parent === undefined).at(-1)?.session;
     position.textContent =
-      records.length === 0 ? 'no records' : `record ${index + 1} of ${records.length} · +${seconds((t ?? start()) - start())}${frame.actors[0]?.session === undefined ? '' : ` · session ${frame.actors[0].session}`}`;
+      records.length === 0 ? 'no records' : `record ${index + 1} of ${records.length} · +${seconds((t ?? start()) - start())}${session === undefined ? '' : ` · session ${session}`}`;
     slider.min = String(start());
     slider.max = String(records.at(-1)?.t ?? start());
     slider.value = String(t ?? start());

@@ -14,10 +14,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import { build, preview } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJsonlRecorder, type JsonlRecord } from '../../src/index.js';
 import { attachToView, serveView, type ViewServer } from '../../src/view/index.js';
 import { newClient, textOf } from '../support/harness.js';
+import { startCorsServer } from './cors-server.js';
 import { closeRigs, isResume, rig, startProxy, transportThrough } from '../support/proxy-rig.js';
 
 const chromiumPath = '/usr/bin/chromium';
@@ -229,6 +231,41 @@ describe('the chart view in headless Chromium', () => {
     }
     expect(pageErrors).toEqual([]);
     expect(requestsOffLoopback).toEqual([]);
+  });
+
+  it('W5: the example status page feeds the view live (&view=): its session shows in the view as a fingerprint', { timeout: 90_000 }, async () => {
+    const outDir = mkdtempSync(join(tmpdir(), 'chart-view-example-'));
+    const configFile = fileURLToPath(new URL('../../examples/react-status/vite.config.ts', import.meta.url));
+    await build({ configFile, logLevel: 'warn', build: { outDir, emptyOutDir: true } });
+    const site = await preview({ configFile, logLevel: 'warn', build: { outDir }, preview: { host: '127.0.0.1', port: 0 } });
+    const mcp = await startCorsServer();
+    const example = await browser!.newPage();
+    try {
+      example.on('pageerror', (error) => pageErrors.push(error.message));
+      const address = site.resolvedUrls?.local[0];
+      if (address === undefined) throw new Error('vite preview reported no address');
+      await example.goto(`${address}?server=${encodeURIComponent(mcp.url.href)}&view=${encodeURIComponent(view!.url.href)}`);
+      await expect.poll(() => example.getByRole('status', { name: 'Connection' }).innerText(), patience).toBe('connected');
+      const shown = await example.getByTestId('session').innerText();
+      expect(shown).toMatch(/^#[0-9a-f]{8}$/);
+      // The view draws on animation frames, which a background tab does not get.
+      await page.bringToFront();
+      // The view was left stepped back by the previous test: follow the live transport again.
+      await page.locator('#follow').check();
+      await expect.poll(position, patience).toContain(`session ${shown}`);
+      await expect.poll(() => isActive('connection', 'open.session.active'), patience).toBe(true);
+      expect(await banner().isHidden()).toBe(true);
+      const ids = [...mcp.backend.sessions.keys()];
+      expect(ids.length).toBeGreaterThan(0);
+      const content = await page.content();
+      for (const id of ids) expect(content).not.toContain(id);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await example.close();
+      await mcp.close();
+      await site.close();
+      rmSync(outDir, { recursive: true, force: true });
+    }
   });
 
   it('W5: the view server refuses a non-loopback Host header and lines that are not recorder lines', async () => {
