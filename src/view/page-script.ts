@@ -265,6 +265,14 @@ export function startPage(boot: PageBoot, lib: ReplayLib): void {
     live = source;
     source.onopen = () => {
       modeText.textContent = 'live';
+      // Reconnected: the server sends its whole history again, so start over rather than log it twice.
+      if (records.length > 0) {
+        records = [];
+        header = undefined;
+        problems = [];
+        index = -1;
+        rebuildLog();
+      }
     };
     source.onerror = () => {
       modeText.textContent = 'live: the view server is unreachable, retrying…';
