@@ -7,7 +7,7 @@
  *   tsx src/cli.ts view [file]     serves the chart view on 127.0.0.1 (W5): live, or replaying a JSONL recording
  *
  * Not part of the published package (tsconfig.build.json leaves it out): the demo needs the SDK,
- * a dev dependency, and the test server in test/support/.
+ * a dev dependency, and its demo server (src/demo-server.ts).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -17,7 +17,7 @@ import { inspect } from 'node:util';
 import type { AnyActorRef, StateValue } from 'xstate';
 import { StreamableHTTPClientTransport } from './index.js';
 import { serveView } from './view/server.js';
-import { startServer, type TestServer } from '../test/support/mcp-server.js';
+import { startDemoServer, type DemoServer } from './demo-server.js';
 
 /** The longest a command may run before it gives up. */
 const commandTimeoutMs = 20_000;
@@ -122,7 +122,7 @@ function newClient(): Client {
 
 async function demo(): Promise<void> {
   console.log('demo: the SDK Client, through this transport, against the SDK server on 127.0.0.1');
-  let server: TestServer | undefined = await startServer();
+  let server: DemoServer | undefined = await startDemoServer();
   try {
     log('server', `the SDK's McpServer listening on ${server.url.href}`);
     const transport = new StreamableHTTPClientTransport(server.url);

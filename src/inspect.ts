@@ -1,5 +1,5 @@
 import type { InspectionEvent, Observer } from 'xstate';
-import { fingerprint } from '../machines/connection.js';
+import { fingerprint } from '../machines/connection/index.js';
 import { transportChartVersion } from './view/chart-model.js';
 import { packageVersion } from './view/version.js';
 

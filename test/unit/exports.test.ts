@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import * as api from '../../src/index.js';
+
+describe('the public API', () => {
+  it('U6, W5: src/index.ts exports the transport, its errors, the charts, the recorder and the chart view bridge, and nothing internal', () => {
+    expect(Object.keys(api).sort()).toEqual([
+      'InvalidMessageError',
+      'McpTransportError',
+      'MessageTooLargeError',
+      'ProtocolError',
+      'SessionExpiredError',
+      'StreamEndedError',
+      'StreamIdleError',
+      'StreamableHTTPClientTransport',
+      'StreamableHTTPError',
+      'TransportClosedError',
+      'TransportFailedError',
+      'attachToView',
+      'connectionMachine',
+      'createJsonlRecorder',
+      'postStreamMachine',
+      'standaloneStreamMachine',
+      'toRecord',
+      'viewInspector',
+    ]);
+  });
+});
