@@ -67,7 +67,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-function buildServer(): McpServer {
+export function buildServer(): McpServer {
   const server = new McpServer({ name: 'fixture', version: '1.0.0' }, { capabilities: { logging: {} } });
   server.registerTool(
     'echo',

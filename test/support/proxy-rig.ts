@@ -21,9 +21,9 @@ export interface Rig {
 
 const cleanups: (() => Promise<void>)[] = [];
 
-/** Small, deterministic backoff for tests: 50 ms, doubling, no jitter. */
+/** Small, deterministic backoff for tests: 100 ms (the floor, R4), doubling, no jitter. */
 export const fastReconnect = {
-  initialReconnectionDelay: 50,
+  initialReconnectionDelay: 100,
   reconnectionDelayGrowFactor: 2,
   maxReconnectionDelay: 1_000,
   maxRetries: 5,

@@ -131,7 +131,9 @@ export function ticket(): SendTicket & { outcome: 'pending' | 'accepted' | Error
       if (t.outcome === 'pending') t.outcome = 'accepted';
     },
     failed(error: Error) {
-      if (t.outcome === 'pending') t.outcome = error;
+      if (t.outcome !== 'pending') return false;
+      t.outcome = error;
+      return true;
     },
   };
   return t;
