@@ -142,7 +142,16 @@ describe('the chart view in headless Chromium', () => {
     expect(await currentLog()).toContain('→ backoff');
     expect(await isActive('postStream', 'backoff')).toBe(true);
     expect(await isActive('connection', 'open.session.active')).toBe(true);
-    expect(await page.getByRole('list', { name: 'Waits' }).innerText()).toMatch(/after reconnectDelay: [\d.]+ s left of 0\.050 s, attempt 1/);
+    // The wait shown is the one the recording scheduled on entering backoff, with its delay.
+    const timer = records
+      .slice(0, backoff)
+      .reverse()
+      .find((r) => r.kind === 'timer' && r.actor === records[backoff]!.actor);
+    expect(timer).toBeDefined();
+    const delay = `${(Number(timer!.delay) / 1000).toFixed(3)} s`;
+    expect(await page.getByRole('list', { name: 'Waits' }).innerText()).toMatch(
+      new RegExp(`^${records[backoff]!.actor}: after reconnectDelay: [\\d.]+ s left of ${delay.replace('.', '\\.')}, attempt 1$`),
+    );
 
     // Jump (click the log) to the event that told the chart its session was gone, then step to the recovery.
     const missing = records.findIndex(
