@@ -11,7 +11,7 @@ import type {
   SendTicket,
   StreamEnd,
 } from './events.js';
-import { nextReconnectDelay, scheduledWait, waitStates } from './backoff.js';
+import { isResumableEventId, nextReconnectDelay, scheduledWait, waitStates } from './backoff.js';
 import { isSessionMissing, MessageTooLargeError, statusOf, StreamEndedError, toError } from './errors.js';
 
 /**
@@ -138,7 +138,17 @@ export interface PostStreamContext extends PostStreamInput {
   retryMs: number | undefined;
   /** Reconnects made since the last progress (R5). */
   attempt: number;
+  /** R4: the next wait follows a stream that ended (its `retry` applies) or a resume that failed (backoff). */
+  waitAfter: 'ended' | 'failed';
   error: Error | undefined;
+}
+
+/** R11: why a stream whose last event id cannot be a header is not resumed. */
+function unsendableIdError(cause: Error | undefined): StreamEndedError {
+  return new StreamEndedError(
+    'request stream cannot be resumed: its last event id is not visible ASCII, so it cannot be sent as Last-Event-ID',
+    { cause },
+  );
 }
 
 export function requestIdsOf(message: JSONRPCMessage | JSONRPCMessage[]): JSONRPCId[] {
@@ -173,6 +183,8 @@ function doneResult<T>({ event }: { event: { output: T } }): { result: T } {
 const onStreamEnded = [
   { guard: 'awaitsNothing', target: '#postStream.done' },
   { guard: 'canResume', target: '#postStream.backoff', actions: 'adoptEnd' },
+  // R11: an event id that cannot be sent back as Last-Event-ID: not resumable, fail at once.
+  { guard: 'endedUnsendable', target: '#postStream.failed', actions: 'failUnsendable' },
   { target: '#postStream.failed', actions: 'failEnded' },
 ] as const;
 
@@ -191,6 +203,14 @@ export const postStreamMachine = setup({
   guards: {
     isResumption: ({ context }) => context.resumptionToken !== undefined,
     wasInterrupted: ({ context }) => context.interrupted !== undefined,
+    /** R11: a resumption token that cannot be a Last-Event-ID header fails at once. */
+    hasUnsendableToken: ({ context }) => context.resumptionToken !== undefined && !isResumableEventId(context.resumptionToken),
+    /** R11: the stream's last event id cannot be sent back, so it cannot be resumed. */
+    endedUnsendable: ({ context, event }) => {
+      if (event.type !== 'stream.ended') return false;
+      const lastEventId = event.end.lastEventId ?? context.lastEventId;
+      return lastEventId !== undefined && !isResumableEventId(lastEventId);
+    },
     isAccepted: (_, params: { result: PostResult }) => params.result.kind === 'accepted',
     isJson: (_, params: { result: PostResult }) => params.result.kind === 'json',
     /** `resumeStream()` awaits no response: its stream ending is its end. */
@@ -201,7 +221,7 @@ export const postStreamMachine = setup({
       if (event.end.error instanceof MessageTooLargeError) return false;
       const lastEventId = event.end.lastEventId ?? context.lastEventId;
       const attempt = event.end.progressed ? 0 : context.attempt;
-      return lastEventId !== undefined && attempt <= context.options.reconnection.maxRetries;
+      return lastEventId !== undefined && isResumableEventId(lastEventId) && attempt <= context.options.reconnection.maxRetries;
     },
     /** R6: 429, 5xx and network errors spend the same budget; a missing session or a 401 goes to the parent. */
     canRetry: ({ context }, params: { error: unknown }) =>
@@ -226,8 +246,12 @@ export const postStreamMachine = setup({
         lastEventId: event.end.lastEventId ?? context.lastEventId,
         retryMs: event.end.retryMs ?? context.retryMs,
         attempt: event.end.progressed ? 1 : context.attempt + 1,
+        waitAfter: 'ended' as const,
         stream: undefined,
       };
+    }),
+    failUnsendable: assign({
+      error: ({ context, event }) => (event.type === 'stream.ended' ? unsendableIdError(event.end.error) : context.error),
     }),
     failEnded: assign({
       error: ({ context, event }) => {
@@ -278,6 +302,7 @@ export const postStreamMachine = setup({
     seenIds: input.interrupted?.seenIds ?? new Set<string>(),
     retryMs: undefined,
     attempt: 0,
+    waitAfter: 'ended',
     error: undefined,
   }),
   initial: 'starting',
@@ -285,6 +310,7 @@ export const postStreamMachine = setup({
     starting: {
       always: [
         { guard: 'wasInterrupted', target: 'interrupted' },
+        { guard: 'hasUnsendableToken', target: 'failed', actions: assign({ error: () => unsendableIdError(undefined) }) },
         { guard: 'isResumption', target: 'resuming', actions: 'acknowledge' },
         { target: 'sending' },
       ],
@@ -387,7 +413,7 @@ export const postStreamMachine = setup({
           {
             guard: { type: 'canRetry', params: ({ event }) => ({ error: event.error }) },
             target: 'backoff',
-            actions: assign({ attempt: ({ context }) => context.attempt + 1 }),
+            actions: assign({ attempt: ({ context }) => context.attempt + 1, waitAfter: 'failed' }),
           },
           { target: 'failed', actions: assign({ error: ({ event }) => toError(event.error) }) },
         ],

@@ -1,6 +1,6 @@
 import type { JSONRPCId, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult, SendTicket } from '../machines/events.js';
-import { isUnauthorized, toError } from '../machines/errors.js';
-import { failureResponse } from '../machines/connection/index.js';
+import { toError } from '../machines/errors.js';
+import { failCall } from '../machines/connection/index.js';
 import { requestIdsOf, type DataPlaneReport, type PostStreamReport } from '../machines/post-stream.js';
 import type { HttpClient } from './http/client.js';
 import { postMessage, type ExchangeOptions } from './http/exchanges.js';
@@ -64,9 +64,8 @@ export class DataPlane {
 
   /** The chart ended every call (close, failure): each is aborted and its caller told why (F2, P10). */
   end(error: Error, answer: boolean): void {
-    for (const call of this.calls) {
-      if (answer && !isUnauthorized(error)) for (const id of call.requestIds) this.sink.deliver(failureResponse(id, error));
-      this.stop(call, error);
+    for (const call of [...this.calls]) {
+      this.stop(call, error, answer);
     }
   }
 
@@ -75,11 +74,13 @@ export class DataPlane {
     for (const call of this.calls) if (call.requestIds.includes(requestId)) this.stop(call, error);
   }
 
-  private stop(call: DirectCall, error: Error): void {
+  private stop(call: DirectCall, error: Error, answer = false): void {
     this.calls.delete(call);
     call.reader?.stop();
     call.controller.abort(error);
-    call.ticket.failed(error);
+    // P10: the caller still awaiting send() is told there; one whose send() resolved, by a synthetic answer.
+    if (answer) failCall(this.sink, call.requestIds, call.ticket, error);
+    else call.ticket.failed(error);
   }
 
   private async run(call: DirectCall): Promise<void> {

@@ -79,4 +79,4 @@ export const connectionMachine = connectionSetup
 export type ConnectionMachine = typeof connectionMachine;
 
 export type * from './types.js';
-export { failureResponse, fingerprint, isDirectCall } from './base.js';
+export { failCall, failureResponse, fingerprint, isDirectCall } from './base.js';

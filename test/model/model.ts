@@ -82,6 +82,8 @@ export interface ModelContext {
   out: OutTag[];
   queue: QueueTag[];
   get: GetState;
+  /** G2: the standalone stream has been open in this session (a 404 to it then means the session is gone). */
+  getOpened: boolean;
   del: boolean;
   token: boolean;
 }
@@ -254,6 +256,7 @@ export const connectionModel = setup({
     /** The standalone stream waits to reconnect: no GET on its way, no stream being read. */
     waiting: ({ context }) => context.get === 'none',
     opening: ({ context }) => context.get === 'parked',
+    getNeverOpened: ({ context }) => !context.getOpened,
     standaloneEnabled: ({ context }) => context.config.standalone,
     /** shouldTerminate (terminateOnClose is always true here). */
     shouldTerminate: ({ context }) => context.session && !context.missing,
@@ -338,6 +341,7 @@ export const connectionModel = setup({
     out: [],
     queue: [],
     get: 'none',
+    getOpened: false,
     del: false,
     token: false,
   }),
@@ -550,7 +554,7 @@ export const connectionModel = setup({
           states: {
             deciding: {
               always: [
-                { guard: 'standaloneEnabled', target: 'active', actions: assign(() => ({ get: 'parked' })) },
+                { guard: 'standaloneEnabled', target: 'active', actions: assign(() => ({ get: 'parked', getOpened: false })) },
                 { target: 'off' },
               ],
             },
@@ -570,6 +574,8 @@ export const connectionModel = setup({
                   { guard: stateIn('#connection.open.session.closing'), target: 'ended' },
                   // a GET without a session: the stream is refused, not the session
                   { guard: 'noSession', target: 'ended' },
+                  // G2: a 404 to the first GET of a session: no GET route, one warning, the session kept
+                  { guard: 'getNeverOpened', target: 'ended' },
                   // reportStandaloneGone: the child ends (gone), the region goes to ended
                   { guard: 'recovered', target: 'ended' },
                   { target: '#connection.recovering' },
@@ -585,7 +591,7 @@ export const connectionModel = setup({
                   { guard: stateIn('#connection.open.session.closing'), target: 'ended' },
                   { actions: assign(() => ({ get: 'none' })) },
                 ],
-                'get.stream': { actions: assign(() => ({ get: 'stream' })) },
+                'get.stream': { actions: assign(() => ({ get: 'stream', getOpened: true })) },
                 'get.drop': [
                   // a stream being drained ends the standalone stream
                   { guard: stateIn('#connection.open.session.closing'), target: 'ended' },
@@ -1037,6 +1043,14 @@ export const modelConfigs: readonly ModelConfig[] = [
       'get.405',
       'get.drop',
     ],
+  },
+  {
+    // F3: a second call still in flight while the session is re-established (its 404, answer or failure meets reconnecting).
+    ...base,
+    name: 'recovery-race',
+    standalone: false,
+    maxCalls: 2,
+    events: ['start', 'close', 'send.initialize', 'send.initialized', 'send.request', 'init.ok', 'initd.202', 'req.ok', 'req.404', 'req.500', 'del.200'],
   },
   {
     ...base,

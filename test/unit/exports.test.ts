@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as api from '../../src/index.js';
 
 describe('the public API', () => {
-  it('U6: src/index.ts exports the transport, its errors, the charts and the recorder, and nothing internal', () => {
+  it('U6, W5: src/index.ts exports the transport, its errors, the charts, the recorder and the chart view bridge, and nothing internal', () => {
     expect(Object.keys(api).sort()).toEqual([
       'InvalidMessageError',
       'McpTransportError',
@@ -15,11 +15,13 @@ describe('the public API', () => {
       'StreamableHTTPError',
       'TransportClosedError',
       'TransportFailedError',
+      'attachToView',
       'connectionMachine',
       'createJsonlRecorder',
       'postStreamMachine',
       'standaloneStreamMachine',
       'toRecord',
+      'viewInspector',
     ]);
   });
 });
