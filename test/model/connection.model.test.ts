@@ -62,7 +62,10 @@ const noEventIds =
   "the model's server sends no event ids, so no stream is resumable: resumption (R1, R5, R6, R10) is proven in " +
   'test/unit/post-stream.test.ts and test/integration/resumption*.test.ts, data-plane hand-over to a resume in test/integration/data-plane.test.ts';
 const postStreamUnreachable: Record<string, string> = {
-  'postStream.starting|always|1': `resumeStream()/resumptionToken is not a world event here; ${noEventIds}`,
+  'postStream.starting|always|1': `resumeStream()/resumptionToken is not a world event here (R11: test/unit/post-stream.test.ts)`,
+  'postStream.starting|always|2': `resumeStream()/resumptionToken is not a world event here; ${noEventIds}`,
+  'postStream.interrupted|stream.ended|2': noEventIds,
+  'postStream.streaming|stream.ended|2': noEventIds,
   'postStream.interrupted|stream.ended|0': 'the data plane carries requests only; a notification is never handed over as a stream',
   'postStream.interrupted|stream.ended|1': noEventIds,
   'postStream.streaming|stream.ended|0': "resumeStream() (which awaits nothing) is not a world event here",
@@ -84,6 +87,8 @@ const budgetZero =
   "the model's transports have maxRetries 0 and hour-long delays: a failed standalone GET waits at the ceiling at once (G5) and " +
   'never comes back within a path (backoff: test/unit/connection.test.ts G4, test/integration/standalone.test.ts)';
 const standaloneUnreachable: Record<string, string> = {
+  'standaloneStream.opening|xstate.error.actor.0.standaloneStream.opening|1':
+    "a 404 to a GET of a session whose stream was open before (G2 makes the first GET's 404 a refusal) needs a second GET, which the model's hour-long reconnect delays never bring",
   'standaloneStream.listening.choosing|always|0': noIdleTimeout,
   'standaloneStream.listening.watching|xstate.after.streamIdleTimeout.standaloneStream.listening.watching|0': noIdleTimeout,
   'standaloneStream.retrying|always|0': budgetZero,
@@ -100,8 +105,8 @@ const standaloneUnreachable: Record<string, string> = {
 const modelUnreachable = new Set([
   'connection.closed|close|0',
   // needsSecondGet: the model's mirror of the two transitions above.
-  'connection.open.standalone.active|get.404|2',
   'connection.open.standalone.active|get.404|3',
+  'connection.open.standalone.active|get.404|4',
 ]);
 
 const realStates = stateIdsOf(connectionMachine);

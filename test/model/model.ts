@@ -76,6 +76,8 @@ export interface ModelContext {
   cached: boolean;
   /** A session was re-established and no call answered since. */
   recovered: boolean;
+  /** A call sent while the data plane was open is parked: the facade, not a POST child, awaits its answer. */
+  direct: boolean;
   authReturn: 'connecting' | 'initializing' | 'open';
   /** One authorization episode per path: after it, no further 401s are offered. */
   authDone: boolean;
@@ -256,6 +258,7 @@ export const connectionModel = setup({
     /** The standalone stream waits to reconnect: no GET on its way, no stream being read. */
     waiting: ({ context }) => context.get === 'none',
     opening: ({ context }) => context.get === 'parked',
+    directCall: ({ context }) => context.direct,
     getNeverOpened: ({ context }) => !context.getOpened,
     standaloneEnabled: ({ context }) => context.config.standalone,
     /** shouldTerminate (terminateOnClose is always true here). */
@@ -303,11 +306,12 @@ export const connectionModel = setup({
       missing: false,
       cached: false,
       recovered: false,
+      direct: false,
     })),
     /** The answered call is no longer parked. */
     answerCall: assign(({ context, event }) => {
       const tag = tagOf(event);
-      return tag === undefined ? {} : { out: without(context.out, `req:${tag}`) };
+      return tag === undefined ? {} : { out: without(context.out, `req:${tag}`), direct: false };
     }),
     answerNote: assign(({ context }) => ({ out: without(context.out, 'note') })),
     answerLegacy: assign(({ context, event }) => ('kind' in event ? { out: without(context.out, `lpost:${event.kind}`) } : {})),
@@ -336,6 +340,7 @@ export const connectionModel = setup({
     missing: false,
     cached: false,
     recovered: false,
+    direct: false,
     authReturn: 'connecting',
     authDone: false,
     out: [],
@@ -482,7 +487,16 @@ export const connectionModel = setup({
                 // takesDirectCalls: not while a re-established session is unproven (no streamIdleTimeout here)
                 choosing: { always: [{ guard: 'recovered', target: 'charted' }, { target: 'direct' }] },
                 // the data plane: calls answered without incident never reach the chart
-                direct: {},
+                direct: {
+                  on: {
+                    // the data plane: the facade POSTs the call itself
+                    'send.request': {
+                      actions: assign(({ context }) => ({ out: sorted([...context.out, newCall(context)]), direct: true })),
+                    },
+                    // its SSE answer ends early: handed to the chart (post.interrupted), which fails the call (R2)
+                    'req.cut': { guard: 'directCall', actions: 'answerCall' },
+                  },
+                },
                 // every call through the chart until the first answer on the re-established session
                 charted: {
                   on: {
@@ -1050,7 +1064,7 @@ export const modelConfigs: readonly ModelConfig[] = [
     name: 'recovery-race',
     standalone: false,
     maxCalls: 2,
-    events: ['start', 'close', 'send.initialize', 'send.initialized', 'send.request', 'init.ok', 'initd.202', 'req.ok', 'req.404', 'req.500', 'del.200'],
+    events: ['start', 'close', 'send.initialize', 'send.initialized', 'send.request', 'init.ok', 'initd.202', 'req.ok', 'req.404', 'req.500', 'req.cut', 'del.200'],
   },
   {
     ...base,
