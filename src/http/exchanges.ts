@@ -7,7 +7,7 @@ import type {
 } from '../../machines/events.js';
 import type { PostRequestInput } from '../../machines/post-stream.js';
 import { ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
-import { cut, isResponse, sessionIdSchema, validateMessage } from '../schema.js';
+import { cut, isResponse, sessionIdProblem, validateMessage } from '../schema.js';
 import { HttpClient, redirectTarget, type Exchange } from './client.js';
 import { parseChallenge } from './auth.js';
 import { mediaType } from './headers.js';
@@ -46,12 +46,8 @@ async function bodyText(response: Response, limit: number): Promise<string> {
 function responseSessionId(response: Response): string | undefined {
   const raw = response.headers.get('mcp-session-id');
   if (raw === null) return undefined;
-  const checked = sessionIdSchema.safeParse(raw);
-  if (!checked.success) {
-    throw new ProtocolError(
-      `server sent an invalid session ID (${checked.error.issues[0]?.message ?? 'invalid'}); refusing it`,
-    );
-  }
+  const problem = sessionIdProblem(raw);
+  if (problem !== undefined) throw new ProtocolError(`server sent an invalid session ID (${problem}); refusing it`);
   return raw;
 }
 
