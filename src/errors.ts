@@ -2,6 +2,8 @@ export {
   McpTransportError,
   StreamableHTTPError,
   ProtocolError,
+  MessageTooLargeError,
+  StreamIdleError,
   StreamEndedError,
   SessionExpiredError,
   TransportClosedError,
