@@ -28,6 +28,7 @@ import {
   StreamEndedError,
   toError,
   TransportClosedError,
+  sessionExpiredMessage,
 } from './errors.js';
 
 export interface ConnectionInput {
@@ -436,8 +437,8 @@ export const connectionMachine = setup({
     }),
     expireSession: assign({
       sessionMissing: true,
-      error: ({ event }) =>
-        new SessionExpiredError('the server no longer knows this session', {
+      error: ({ context, event }) =>
+        new SessionExpiredError(sessionExpiredMessage(context.options.sessionId !== undefined), {
           cause:
             event.type === 'post.failed' || event.type === 'standalone.sessionMissing'
               ? event.error
