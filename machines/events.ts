@@ -30,10 +30,13 @@ export interface JSONRPCErrorResponse {
 export type JSONRPCResponse = JSONRPCResultResponse | JSONRPCErrorResponse;
 export type JSONRPCMessage = JSONRPCRequest | JSONRPCNotification | JSONRPCResponse;
 
-/** What a 401 or 403 said in `WWW-Authenticate` (A1, A2). */
+/** What a 401 or 403 said in its `WWW-Authenticate` header (`StreamableHTTPError.challenge`). */
 export interface AuthChallenge {
+  /** `resource_metadata`: where the server's OAuth protected-resource metadata is. */
   resourceMetadataUrl?: string | undefined;
+  /** `scope`: the scope the request needs. */
   scope?: string | undefined;
+  /** `error`, e.g. `invalid_token` or `insufficient_scope`. */
   error?: string | undefined;
 }
 

@@ -33,8 +33,8 @@ describe('the package', () => {
         expect(target, `${entry} ${kind}`).toBeDefined();
         expect(Object.keys(target ?? {}), `${entry} ${kind}`).toEqual(['types', 'default']);
         const cjs = kind === 'require';
-        expect(target?.default.startsWith(cjs ? './dist/cjs/' : './dist/'), `${entry} ${kind}`).toBe(true);
-        expect(target?.types.startsWith(cjs ? './dist/cjs/' : './dist/'), `${entry} ${kind}`).toBe(true);
+        expect((target?.default ?? '').startsWith(cjs ? './dist/cjs/' : './dist/'), `${entry} ${kind}`).toBe(true);
+        expect((target?.types ?? '').startsWith(cjs ? './dist/cjs/' : './dist/'), `${entry} ${kind}`).toBe(true);
       }
     }
   });
