@@ -1,14 +1,14 @@
 /**
  * `npm start`: the official SDK's server on 127.0.0.1, the SDK Client connected through this
  * transport, and the chart's lifecycle printed as it runs. A development script: it uses the SDK
- * (a dev dependency) and the test server; the published command is src/cli/main.ts.
+ * (a dev dependency) and its demo server (src/demo-server.ts); the published command is src/cli/main.ts.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '../src/index.js';
 import { watchChart } from '../src/cli/chart.js';
 import { describeError as describe } from '../src/cli/failure.js';
-import { startServer, type TestServer } from '../test/support/mcp-server.js';
+import { startDemoServer, type DemoServer } from '../src/demo-server.js';
 
 /** The longest the demo may run before it gives up. */
 const commandTimeoutMs = 20_000;
@@ -50,7 +50,7 @@ function newClient(): Client {
 
 async function demo(): Promise<void> {
   console.log('demo: the SDK Client, through this transport, against the SDK server on 127.0.0.1');
-  let server: TestServer | undefined = await startServer();
+  let server: DemoServer | undefined = await startDemoServer();
   try {
     log('server', `the SDK's McpServer listening on ${server.url.href}`);
     const transport = new StreamableHTTPClientTransport(server.url);
