@@ -73,19 +73,22 @@ const client = new Client({ name: 'cold', version: '1' });
 await client.connect(new StreamableHTTPClientTransport(new URL(process.argv[2])));
 const result = await client.callTool({ name: 'echo', arguments: { text: 'x' } });
 const ms = performance.now();
+const cpu = process.cpuUsage();
 if (result.content[0].text !== 'x') throw new Error('wrong answer');
 await client.close();
-console.log(ms.toFixed(1));
+console.log(ms.toFixed(1), ((cpu.user + cpu.system) / 1000).toFixed(1));
 `,
   );
   return file;
 }
 
-function runChild(file: string, url: string): Promise<number> {
+/** Wall-clock ms from process start to the first tool result, and the process's CPU ms by then. */
+function runChild(file: string, url: string): Promise<{ wall: number; cpu: number }> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [file, url], { timeout: 30_000 }, (error, stdout) => {
+    execFile(process.execPath, [file, url], { timeout: 60_000 }, (error, stdout) => {
       if (error !== null) reject(new Error(`cold-start child failed: ${error.message}`));
-      else resolve(Number(stdout.trim()));
+      const [wall, cpu] = stdout.trim().split(' ').map(Number);
+      resolve({ wall: wall ?? NaN, cpu: cpu ?? NaN });
     });
   });
 }
@@ -110,14 +113,18 @@ try {
   const server = await startServer();
   try {
     const files = { ours: child('ours', ours), sdk: child('sdk', sdkTransport) };
-    const times: { ours: number[]; sdk: number[] } = { ours: [], sdk: [] };
+    const times: { ours: { wall: number; cpu: number }[]; sdk: { wall: number; cpu: number }[] } = { ours: [], sdk: [] };
     for (let i = 0; i < rounds; i++) {
       times.ours.push(await runChild(files.ours, server.url.href));
       times.sdk.push(await runChild(files.sdk, server.url.href));
     }
     console.log(`cold start: process start → import → connect → first tool result, median of ${rounds} fresh processes each:`);
-    console.log(`  this transport   ${median(times.ours).toFixed(0).padStart(6)} ms   (${times.ours.map((t) => t.toFixed(0)).join(', ')})`);
-    console.log(`  SDK transport    ${median(times.sdk).toFixed(0).padStart(6)} ms   (${times.sdk.map((t) => t.toFixed(0)).join(', ')})`);
+    console.log('  (wall clock from process start; CPU: the process\'s user + system time by then, steadier on a busy machine)');
+    for (const [name, runs] of [['this transport', times.ours], ['SDK transport', times.sdk]] as const) {
+      const wall = median(runs.map((r) => r.wall));
+      const cpu = median(runs.map((r) => r.cpu));
+      console.log(`  ${name.padEnd(16)} ${wall.toFixed(0).padStart(6)} ms wall  ${cpu.toFixed(0).padStart(6)} ms CPU   (wall: ${runs.map((r) => r.wall.toFixed(0)).join(', ')})`);
+    }
   } finally {
     await server.close();
   }
