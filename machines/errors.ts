@@ -109,3 +109,11 @@ export function sessionExpiredMessage(presetSession: boolean): string {
         'close that transport with terminateOnClose: false to keep a session you mean to resume'
     : 'the server no longer knows this session';
 }
+
+/**
+ * Formats an error's stack now. Until then V8 keeps the captured frames, and with them the
+ * scopes of the functions on the stack: an error kept for long must not keep those alive (P12).
+ */
+export function formatStack(error: Error): void {
+  if (error.stack === undefined) error.stack = error.message;
+}

@@ -2,6 +2,7 @@ import type { InspectionEvent, Observer } from 'xstate';
 import type { ChartOptions, ReconnectionOptions, ReconnectionScheduler } from '../machines/events.js';
 import { defaultReconnection } from '../machines/backoff.js';
 import type { FetchLike, TokenSource } from './http/client.js';
+import type { ExchangeOptions } from './http/exchanges.js';
 
 /**
  * Options of `StreamableHTTPClientTransport`. The first group has the names and meanings of the
@@ -69,8 +70,10 @@ export interface StreamableHTTPClientTransportOptions {
   strict?: boolean | undefined;
   /** A stream that sends nothing, not even a keep-alive comment, for this many ms counts as dropped and is resumed. Default: off. */
   streamIdleTimeout?: number | undefined;
-  /** The largest single server-sent event accepted, in bytes; a larger one ends its stream with `MessageTooLargeError`. Default 16 MiB. */
+  /** The largest message accepted, in bytes: one server-sent event, or a JSON answer after decompression; a larger one fails with `MessageTooLargeError`. Default 16 MiB. */
   maxMessageBytes?: number | undefined;
+  /** With the older HTTP+SSE transport: the longest wait for the server's `endpoint` event before connecting fails, in ms. Default 10,000. */
+  legacyEndpointTimeout?: number | undefined;
   /** An XState inspection observer, e.g. `createBrowserInspector().inspect` from `@statelyai/inspect`, or `createJsonlRecorder(…)`. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined;
 }
@@ -99,5 +102,15 @@ export function resolveChartOptions(options: StreamableHTTPClientTransportOption
     sessionId: options.sessionId,
     reconnectionScheduler: options.reconnectionScheduler,
     random: Math.random,
+  };
+}
+
+/** What the I/O actors need of the options. */
+export function resolveExchangeOptions(options: StreamableHTTPClientTransportOptions, chart: ChartOptions): ExchangeOptions {
+  return {
+    strict: chart.strict,
+    maxMessageBytes: chart.maxMessageBytes,
+    deleteTimeout: chart.deleteTimeout,
+    legacyEndpointTimeout: options.legacyEndpointTimeout ?? 10_000,
   };
 }

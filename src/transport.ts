@@ -7,7 +7,7 @@ import { InvalidMessageError, McpTransportError, TransportFailedError } from '..
 import { connectionSystemId, ioActors, type TransportIo } from './actors.js';
 import { HttpClient } from './http/client.js';
 import { baseHeaders } from './http/headers.js';
-import { resolveChartOptions, type StreamableHTTPClientTransportOptions } from './options.js';
+import { resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
 import { authorize, unauthorizedError } from './http/auth.js';
 
@@ -30,9 +30,10 @@ function ticketFor(resolve: () => void, reject: (error: Error) => void): SendTic
       resolve();
     },
     failed(error) {
-      if (settled) return;
+      if (settled) return false;
       settled = true;
       reject(error);
+      return true;
     },
   };
 }
@@ -90,7 +91,12 @@ export class StreamableHTTPClientTransport {
         else this.onerror?.(error);
       },
     };
-    const io: TransportIo = { http: this.http, sink, options: chartOptions, authProvider: options.authProvider };
+    const io: TransportIo = {
+      http: this.http,
+      sink,
+      options: resolveExchangeOptions(options, chartOptions),
+      authProvider: options.authProvider,
+    };
     this.actor = createActor(providedConnectionMachine, {
       systemId: connectionSystemId,
       input: { options: chartOptions, sink, io },
@@ -117,7 +123,11 @@ export class StreamableHTTPClientTransport {
   /** Begins a session (the SDK `Client` calls it in `connect()`); allowed again after `close()` or a failure, for a new session. */
   start(): Promise<void> {
     if (!this.actor.getSnapshot().can({ type: 'start' })) {
-      return Promise.reject(new McpTransportError('transport already started; close() it before starting again'));
+      return Promise.reject(
+        new McpTransportError(
+          'transport already started: client.connect(transport) calls start() itself, so do not call start() before connect(); close() it before starting again',
+        ),
+      );
     }
     this.http.begin();
     this.actor.send({ type: 'start' });
