@@ -2,11 +2,11 @@ export {
   McpTransportError,
   StreamableHTTPError,
   ProtocolError,
+  MessageTooLargeError,
+  StreamIdleError,
   StreamEndedError,
   SessionExpiredError,
   TransportClosedError,
   TransportFailedError,
   InvalidMessageError,
-  MessageTooLargeError,
-  StreamIdleError,
 } from '../machines/errors.js';
