@@ -12,7 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { inspect } from 'node:util';
 import type { AnyActorRef, StateValue } from 'xstate';
-import { StreamableHTTPClientTransport } from './index.js';
+import { StreamableHTTPClientTransport } from './node.js';
 import { startServer, type TestServer } from '../test/support/mcp-server.js';
 
 /** The longest a command may run before it gives up. */

@@ -8,7 +8,7 @@ import type {
 import type { PostRequestInput } from '../../machines/post-stream.js';
 import { ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
 import { cut, isResponse, sessionIdSchema, validateMessage } from '../schema.js';
-import { HttpClient, redirectTarget, type Exchange } from './client.js';
+import { HttpClient, redirectTarget, type Exchange, type HttpResponse } from './client.js';
 import { parseChallenge } from './auth.js';
 import { mediaType } from './headers.js';
 
@@ -33,7 +33,7 @@ function finish(exchange: Exchange): void {
   exchange.release();
 }
 
-async function bodyText(response: Response, limit: number): Promise<string> {
+async function bodyText(response: HttpResponse, limit: number): Promise<string> {
   try {
     const text = await response.text();
     return text.length > limit ? text.slice(0, limit) : text;
@@ -43,7 +43,7 @@ async function bodyText(response: Response, limit: number): Promise<string> {
 }
 
 /** H5/H6: the session ID on a response, checked before anything can put it in a header. */
-function responseSessionId(response: Response): string | undefined {
+function responseSessionId(response: HttpResponse): string | undefined {
   const raw = response.headers.get('mcp-session-id');
   if (raw === null) return undefined;
   const checked = sessionIdSchema.safeParse(raw);
@@ -185,7 +185,7 @@ async function postLegacy(http: HttpClient, input: PostRequestInput, signal: Abo
  * everything is delivered here, in order.
  */
 async function deliverJsonBody(
-  response: Response,
+  response: HttpResponse,
   requestIds: PostRequestInput['requestIds'],
   sink: MessageSink,
 ): Promise<JSONRPCResponse | undefined> {
