@@ -1,3 +1,4 @@
+/// <reference types="node" />
 /**
  * H11: the Node HTTP client used when the caller passes no `fetch`: `node:http`/`node:https`
  * with one shared keep-alive agent each. It answers with the part of a WHATWG `Response` the
