@@ -66,7 +66,11 @@ class InstantTransport implements Transport {
           deliver({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: { tag: args.tag, i } } });
         }
       }
-      deliver({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: args.text ?? 'done' }] } });
+      const response: JSONRPCMessage = { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: args.text ?? 'done' }] } };
+      // The Client handles notifications a microtask late and responses at once: answer after them.
+      queueMicrotask(() => {
+        deliver(response);
+      });
     });
     return Promise.resolve();
   }

@@ -261,6 +261,7 @@ async function runOne(id: ScenarioId, ctx: ScenarioContext, round: number): Prom
 function progressLine(sample: Sample, label: string): string {
   const figures = Object.entries(sample.metrics).map(([key, value]) => `${key}=${fmt(value)}`).join(' ');
   const extra = [
+    Number.isFinite(sample.connections) ? `newConnections=${sample.connections}` : '',
     sample.failure === undefined ? '' : `FAILED: ${sample.failure}`,
     sample.errors.length > 0 ? `errors (${sample.errors.length}): ${sample.errors[0] ?? ''}` : '',
     sample.warnings.length > 0 ? `process warnings: ${sample.warnings.length}` : '',
