@@ -412,7 +412,7 @@ async function main(): Promise<void> {
   const leaks = samples.filter((s) => s.leakedSessions > 0);
   const count = (pick: (s: Sample) => number) => samples.reduce((n, s) => n + pick(s), 0);
   const notes = [
-    `Profile: ${profile.name}; ${profile.rounds} rounds after one warm-up round; clients alternate ${clients.join(' → ')} for every scenario and mode; heap growth runs once, after the rounds, with ${profile.counts.growth.count.toLocaleString('en-US')} calls (${profile.counts.growth.concurrency} in flight).`,
+    `Profile: ${profile.name}; ${profile.rounds} rounds after one warm-up round; clients alternate ${clients.join(' → ')} for every scenario and mode; heap growth runs once, after the rounds: ${fmt(samples.find((s) => s.scenario === 'growth')?.metrics.calls ?? Number.NaN)} calls made of ${profile.counts.growth.count.toLocaleString('en-US')} asked (${profile.counts.growth.concurrency} in flight, at most ${profile.counts.growth.seconds} s).`,
     `Machine: node ${machine.node}, ${machine.cpuModel}, ${machine.cores} cores, ${machine.platform}. Server: the SDK's McpServer + StreamableHTTPServerTransport in a separate process on 127.0.0.1. The floor has no server: the SDK Client over an instant in-memory transport.`,
     'Values are medians over rounds; ratios are per-round (paired) ratios, median (min–max). ↑ higher is better, ↓ lower is better. Client CPU is the client process\'s own process.cpuUsage() around the measured part; memory figures come from a fresh child process after forced GC.',
     `Targets met: ${targets.filter((t) => t.met === true).length} of ${targets.length} (${targets.filter((t) => t.met === undefined).length} not measured).`,
