@@ -72,6 +72,11 @@ export class TransportFailedError extends McpTransportError {}
 /** A message given to `send()` was not a JSON-RPC message. */
 export class InvalidMessageError extends McpTransportError {}
 
+/** The HTTP status an error carries itself (a StreamableHTTPError's, or any error's numeric `status`). */
+export function statusOf(error: unknown): number | undefined {
+  return error instanceof Error && 'status' in error && typeof error.status === 'number' ? error.status : undefined;
+}
+
 /** True for an error raised because the server answered 404 to a request carrying a session. */
 export function isSessionMissing(error: unknown): boolean {
   return error instanceof StreamableHTTPError && error.sessionMissing;

@@ -7,4 +7,6 @@ export {
   TransportClosedError,
   TransportFailedError,
   InvalidMessageError,
+  MessageTooLargeError,
+  StreamIdleError,
 } from '../machines/errors.js';
