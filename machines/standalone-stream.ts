@@ -1,7 +1,7 @@
 import { assign, enqueueActions, fromCallback, fromPromise, sendParent, sendTo, setup, stateIn } from 'xstate';
 import type { ChartOptions, GetResult, OpenStream } from './events.js';
 import type { ReadStreamInput, ReconnectDue, StreamReaderCommand, StreamReaderEvent } from './post-stream.js';
-import { ceilingDelay, nextReconnectDelay, scheduledWait, waitStates } from './backoff.js';
+import { ceilingDelay, isResumableEventId, nextReconnectDelay, scheduledWait, waitStates } from './backoff.js';
 import { isSessionMissing, statusOf, StreamEndedError, toError } from './errors.js';
 
 /** The optional server-to-client stream of a session (G1–G6). */
@@ -15,6 +15,8 @@ export interface OpenStandaloneInput {
   sessionId: string | undefined;
   protocolVersion: string | undefined;
   lastEventId: string | undefined;
+  /** G2: the stream was open before in this session: a 404 now means the session is gone, not "no GET route". */
+  established: boolean;
 }
 
 /** The connection chart's word to the stream: its session is closing (F1). */
@@ -32,6 +34,10 @@ export interface StandaloneStreamContext extends StandaloneStreamInput {
   retryMs: number | undefined;
   /** Reconnects made since the last progress (R5); past the budget the stream waits at the ceiling (G5). */
   attempt: number;
+  /** R4: the next wait follows a stream that ended (its `retry` applies) or an open that failed (backoff). */
+  waitAfter: 'ended' | 'failed';
+  /** G2: the stream has been open in this session. */
+  established: boolean;
   lastError: Error | undefined;
 }
 
@@ -77,7 +83,7 @@ export const standaloneStreamMachine = setup({
       const report: StandaloneStreamReport = {
         type: 'standalone.degraded',
         error: new StreamEndedError(
-          `standalone stream: ${context.attempt} reconnects without progress; retrying every ${context.options.reconnection.maxReconnectionDelay} ms`,
+          `standalone stream: ${context.attempt} reconnects without progress; retrying every ${ceilingDelay(context)} ms`,
           { cause: context.lastError },
         ),
       };
@@ -99,6 +105,8 @@ export const standaloneStreamMachine = setup({
     seenIds: new Set<string>(),
     retryMs: undefined,
     attempt: 0,
+    waitAfter: 'ended',
+    established: false,
     lastError: undefined,
   }),
   initial: 'opening',
@@ -112,12 +120,16 @@ export const standaloneStreamMachine = setup({
           sessionId: context.sessionId,
           protocolVersion: context.protocolVersion,
           lastEventId: context.lastEventId,
+          established: context.established,
         }),
         onDone: [
           {
             guard: { type: 'gotStream', params: ({ event }) => ({ result: event.output }) },
             target: 'listening',
-            actions: assign({ stream: ({ event }) => (event.output.kind === 'sse' ? event.output.stream : undefined) }),
+            actions: assign({
+              stream: ({ event }) => (event.output.kind === 'sse' ? event.output.stream : undefined),
+              established: true,
+            }),
           },
           { target: 'unsupported' },
         ],
@@ -126,7 +138,7 @@ export const standaloneStreamMachine = setup({
           { guard: { type: 'isUnauthorized', params: failure }, target: 'gone', actions: { type: 'reportUnauthorized', params: failure } },
           {
             target: 'retrying',
-            actions: [assign({ lastError: ({ event }) => toError(event.error) }), 'countAttempt'],
+            actions: [assign({ lastError: ({ event }) => toError(event.error), waitAfter: 'failed' }), 'countAttempt'],
           },
         ],
       },
@@ -162,9 +174,12 @@ export const standaloneStreamMachine = setup({
           target: 'retrying',
           actions: assign({
             stream: undefined,
-            lastEventId: ({ context, event }) => event.end.lastEventId ?? context.lastEventId,
+            // R11: an id that cannot be a Last-Event-ID header is not kept: the stream reopens fresh.
+            lastEventId: ({ context, event }) =>
+              event.end.lastEventId !== undefined && isResumableEventId(event.end.lastEventId) ? event.end.lastEventId : context.lastEventId,
             retryMs: ({ context, event }) => event.end.retryMs ?? context.retryMs,
             attempt: ({ context, event }) => (event.end.progressed ? 1 : context.attempt + 1),
+            waitAfter: 'ended',
             lastError: ({ event }) => event.end.error,
           }),
         }],

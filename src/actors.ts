@@ -44,7 +44,8 @@ export const ioActors = {
   }),
   resumeStream: fromPromise<GetResult, ResumeInput>(({ input, signal, system }) => {
     const io = ioOf(system);
-    return openEventStream(io.http, io.sink, { ...input, authorization: io.authProvider !== undefined }, signal);
+    // A resume follows a stream of this session: a 404 to it is session-missing (R6).
+    return openEventStream(io.http, io.sink, { ...input, authorization: io.authProvider !== undefined, established: true }, signal);
   }),
   openStandalone: fromPromise<GetResult, OpenStandaloneInput>(({ input, signal, system }) => {
     const io = ioOf(system);
@@ -73,13 +74,17 @@ export const ioActors = {
     return openLegacyStream(
       io.http,
       io.sink,
-      { authorization: io.authProvider !== undefined, maxMessageBytes: io.options.maxMessageBytes },
+      {
+        authorization: io.authProvider !== undefined,
+        maxMessageBytes: io.options.maxMessageBytes,
+        endpointTimeout: io.options.legacyEndpointTimeout,
+      },
       (report) => {
         sendBack(report);
       },
     );
   }),
   deleteSession: fromPromise<{ status: number }, DeleteSessionInput>(({ input, signal, system }) =>
-    deleteSession(ioOf(system).http, input, signal),
+    deleteSession(ioOf(system).http, input, signal, ioOf(system).options.deleteTimeout),
   ),
 };

@@ -2,6 +2,7 @@ import type { InspectionEvent, Observer } from 'xstate';
 import type { ChartOptions, ReconnectionOptions, ReconnectionScheduler } from '../machines/events.js';
 import { defaultReconnection } from '../machines/backoff.js';
 import type { FetchLike, TokenSource } from './http/client.js';
+import type { ExchangeOptions } from './http/exchanges.js';
 
 /**
  * Options of `StreamableHTTPClientTransport`. The first group has the official SDK's names and
@@ -39,8 +40,10 @@ export interface StreamableHTTPClientTransportOptions {
   strict?: boolean | undefined;
   /** Treat a stream that sends nothing (not even a comment) for this many ms as dropped, and resume it (R9). Default off. */
   streamIdleTimeout?: number | undefined;
-  /** The largest single server-sent event accepted, in bytes (S5). Default 16 MiB. */
+  /** The largest message accepted, in bytes: one server-sent event (S5) or a JSON answer after decompression (P12). Default 16 MiB. */
   maxMessageBytes?: number | undefined;
+  /** L1, F7: longest wait for the legacy server's `endpoint` event before connect fails, in ms. Default 10,000. */
+  legacyEndpointTimeout?: number | undefined;
   /** An XState inspection observer, e.g. from `@statelyai/inspect` (U4). */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined;
 }
@@ -69,5 +72,15 @@ export function resolveChartOptions(options: StreamableHTTPClientTransportOption
     sessionId: options.sessionId,
     reconnectionScheduler: options.reconnectionScheduler,
     random: Math.random,
+  };
+}
+
+/** What the I/O actors need of the options. */
+export function resolveExchangeOptions(options: StreamableHTTPClientTransportOptions, chart: ChartOptions): ExchangeOptions {
+  return {
+    strict: chart.strict,
+    maxMessageBytes: chart.maxMessageBytes,
+    deleteTimeout: chart.deleteTimeout,
+    legacyEndpointTimeout: options.legacyEndpointTimeout ?? 10_000,
   };
 }

@@ -7,7 +7,7 @@ import { InvalidMessageError, McpTransportError, TransportFailedError } from '..
 import { connectionSystemId, ioActors, type TransportIo } from './actors.js';
 import { chooseSender, HttpClient } from './http/client.js';
 import { baseHeaders } from './http/headers.js';
-import { resolveChartOptions, type StreamableHTTPClientTransportOptions } from './options.js';
+import { resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
 import { authorize, unauthorizedError } from './http/auth.js';
 
@@ -30,9 +30,10 @@ function ticketFor(resolve: () => void, reject: (error: Error) => void): SendTic
       resolve();
     },
     failed(error) {
-      if (settled) return;
+      if (settled) return false;
       settled = true;
       reject(error);
+      return true;
     },
   };
 }
@@ -88,7 +89,12 @@ export class StreamableHTTPClientTransport {
         else this.onerror?.(error);
       },
     };
-    const io: TransportIo = { http: this.http, sink, options: chartOptions, authProvider: options.authProvider };
+    const io: TransportIo = {
+      http: this.http,
+      sink,
+      options: resolveExchangeOptions(options, chartOptions),
+      authProvider: options.authProvider,
+    };
     this.actor = createActor(providedConnectionMachine, {
       systemId: connectionSystemId,
       input: { options: chartOptions, sink, io },
@@ -115,7 +121,11 @@ export class StreamableHTTPClientTransport {
   /** Begins a session; allowed again after close() or failure (F2). */
   start(): Promise<void> {
     if (!this.actor.getSnapshot().can({ type: 'start' })) {
-      return Promise.reject(new McpTransportError('transport already started; close() it before starting again'));
+      return Promise.reject(
+        new McpTransportError(
+          'transport already started: client.connect(transport) calls start() itself, so do not call start() before connect(); close() it before starting again',
+        ),
+      );
     }
     this.http.begin();
     this.actor.send({ type: 'start' });

@@ -6,7 +6,7 @@
  * too. `restartBackend()` swaps in a fresh SDK server behind the same URL: every session is lost.
  */
 import { createServer, request as forwardRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLocal, shutDown } from '../support/http.js';
 import { startServer, type ServerOptions, type TestServer } from '../support/mcp-server.js';
 
 export const corsHeaders = {
@@ -76,14 +76,7 @@ export async function startCorsServer(options: ServerOptions = {}): Promise<Cors
   };
 
   const front: Server = createServer(forward);
-  await new Promise<void>((resolve, reject) => {
-    front.once('error', reject);
-    front.listen(0, '127.0.0.1', () => {
-      front.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = front.address() as AddressInfo;
+  const port = await listenLocal(front);
 
   return {
     url: new URL(`http://127.0.0.1:${port}/mcp`),
@@ -101,12 +94,7 @@ export async function startCorsServer(options: ServerOptions = {}): Promise<Cors
       for (const { server } of backend.sessions.values()) server.sendToolListChanged();
     },
     async close() {
-      front.closeAllConnections();
-      await new Promise<void>((resolve) => {
-        front.close(() => {
-          resolve();
-        });
-      });
+      await shutDown(front);
       await backend.close();
     },
   };
