@@ -259,5 +259,7 @@ function nodeRequest(url: URL, init: RequestInit): Promise<HttpResponse> {
  */
 export const nodeHttpClient: FastClientFactory = (init: RequestInit, fallback: FetchLike): HttpSend | undefined => {
   if (!honours(init)) return undefined;
-  return (url, requestInit) => (hasCustomDispatcher() ? fallback(url, requestInit) : nodeRequest(url, requestInit));
+  // Other schemes go to fetch, which names them ("unknown scheme") as it always did.
+  const viaFetch = (url: URL) => (url.protocol !== 'http:' && url.protocol !== 'https:') || hasCustomDispatcher();
+  return (url, requestInit) => (viaFetch(url) ? fallback(url, requestInit) : nodeRequest(url, requestInit));
 };
