@@ -18,3 +18,4 @@ export type {
   ReconnectionScheduler,
 } from '../machines/events.js';
 export { createJsonlRecorder, toRecord, type JsonlRecord, type RecorderOptions } from './inspect.js';
+export { attachToView, viewInspector, type ViewBridge, type ViewBridgeOptions } from './view/bridge.js';

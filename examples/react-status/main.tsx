@@ -1,10 +1,13 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { StreamableHTTPClientTransport } from '../../src/index.js';
+import { StreamableHTTPClientTransport, viewInspector } from '../../src/index.js';
 import { App } from './app.js';
 
 // The MCP endpoint comes from the page's address: ?server=http://127.0.0.1:3000/mcp
 const server = new URLSearchParams(window.location.search).get('server');
+// W5: &view=http://127.0.0.1:PORT/ (the chart view, `tsx src/cli.ts view`) watches this page's transport live.
+const view = new URLSearchParams(window.location.search).get('view');
+const inspect = view === null ? {} : { inspect: viewInspector(view).inspect };
 const container = document.getElementById('root');
 if (!container) throw new Error('index.html has no #root');
 
@@ -19,7 +22,7 @@ createRoot(container).render(
         </p>
       </main>
     ) : (
-      <App transport={new StreamableHTTPClientTransport(new URL(server, window.location.href))} server={server} />
+      <App transport={new StreamableHTTPClientTransport(new URL(server, window.location.href), inspect)} server={server} />
     )}
   </StrictMode>,
 );

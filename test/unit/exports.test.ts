@@ -3,7 +3,7 @@ import * as api from '../../src/index.js';
 import * as nodeApi from '../../src/node.js';
 
 describe('the public API', () => {
-  it('U6: src/index.ts exports the transport, its errors, the charts and the recorder, and nothing internal', () => {
+  it('U6, W5: src/index.ts exports the transport, its errors, the charts, the recorder and the chart view bridge, and nothing internal', () => {
     expect(Object.keys(api).sort()).toEqual([
       'InvalidMessageError',
       'McpTransportError',
@@ -16,11 +16,13 @@ describe('the public API', () => {
       'StreamableHTTPError',
       'TransportClosedError',
       'TransportFailedError',
+      'attachToView',
       'connectionMachine',
       'createJsonlRecorder',
       'postStreamMachine',
       'standaloneStreamMachine',
       'toRecord',
+      'viewInspector',
     ]);
   });
 

@@ -29,8 +29,11 @@ describe('machines/ are pure', () => {
     }
   });
 
-  /** The Node-only files: the CLI and its demo server, the Node entry and its HTTP client (H11). */
-  const nodeOnly = new Set(['cli.ts', 'demo-server.ts', 'node.ts', join('http', 'node.ts')]);
+  /**
+   * The Node-only files: the CLI and its demo server, the chart view's HTTP server (W5), the Node
+   * entry and its HTTP client (H11).
+   */
+  const nodeOnly = new Set(['cli.ts', 'demo-server.ts', join('view', 'server.ts'), 'node.ts', join('http', 'node.ts')]);
   const srcDir = join(import.meta.dirname, '../../src');
 
   it('U5: src/ outside the CLI and the Node entry imports no Node-only module, so the transport runs in browsers', () => {
