@@ -5,7 +5,7 @@ import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/events.js';
 import { InvalidMessageError, McpTransportError, TransportFailedError } from '../machines/errors.js';
 import { connectionSystemId, ioActors, type TransportIo } from './actors.js';
-import { HttpClient } from './http/client.js';
+import { chooseSender, HttpClient } from './http/client.js';
 import { baseHeaders } from './http/headers.js';
 import { resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
@@ -74,14 +74,15 @@ export class StreamableHTTPClientTransport {
     const chartOptions = resolveChartOptions(options);
     this.authProvider = options.authProvider;
     const { headers, signal, ...init } = options.requestInit ?? {};
+    const redirectPolicy = options.redirectPolicy ?? 'same-origin';
     this.http = new HttpClient({
       url: new URL(url),
       signal: signal ?? undefined,
-      fetch: options.fetch ?? ((input, requestInit) => fetch(input, requestInit)),
+      ...chooseSender({ fetch: options.fetch, init, redirectPolicy }),
       init,
       headers: baseHeaders(headers, options.authProvider !== undefined),
       tokens: options.authProvider,
-      redirectPolicy: options.redirectPolicy ?? 'same-origin',
+      redirectPolicy,
     });
     const sink: MessageSink = {
       deliver: (message) => this.onmessage?.(message),

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as api from '../../src/index.js';
+import * as nodeApi from '../../src/node.js';
 
 describe('the public API', () => {
   it('U6, W5: src/index.ts exports the transport, its errors, the charts, the recorder and the chart view bridge, and nothing internal', () => {
@@ -23,5 +24,9 @@ describe('the public API', () => {
       'toRecord',
       'viewInspector',
     ]);
+  });
+
+  it('U6, H11: the Node entry (src/node.ts, the `node` export condition) exports exactly the same API', () => {
+    expect(Object.keys(nodeApi).sort()).toEqual(Object.keys(api).sort());
   });
 });
