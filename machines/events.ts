@@ -96,7 +96,12 @@ export interface ChartOptions {
   reconnectionScheduler: ReconnectionScheduler | undefined;
   /** Source of randomness for backoff jitter, in [0, 1). */
   random: () => number;
+  /** W3: the clock a wait's due time is told on (epoch ms in src/; any monotonic clock works). */
+  now: () => number;
 }
+
+/** W2: what the host's network signal says (a browser's `offline` and `online` events). */
+export type NetworkEvent = { type: 'network.offline' } | { type: 'network.online' };
 
 /** How a stream (POST or GET) ended before it was done, as told by the SSE reader. */
 export interface StreamEnd {

@@ -5,13 +5,14 @@ import type {
   JSONRPCId,
   JSONRPCMessage,
   JSONRPCResponse,
+  NetworkEvent,
   OpenStream,
   PostResult,
   SendAttempts,
   SendTicket,
   StreamEnd,
 } from './events.js';
-import { nextReconnectDelay, scheduledWait, waitStates } from './backoff.js';
+import { nextReconnectDelay, plannedDelay, planWait, scheduledWait, waitStates, type PlannedWait, type WaitContext } from './backoff.js';
 import { isSessionMissing, MessageTooLargeError, StreamEndedError, toError } from './errors.js';
 
 /**
@@ -36,6 +37,8 @@ export interface PostStreamInput {
   resumptionToken?: string | undefined;
   /** R10: told each new event id of this stream. */
   onResumptionToken?: ((token: string) => void) | undefined;
+  /** W2: the network is known to be gone as the stream begins. */
+  offline?: boolean | undefined;
 }
 
 export interface PostRequestInput {
@@ -111,6 +114,10 @@ export interface PostStreamContext extends PostStreamInput {
   /** Reconnects made since the last progress (R5). */
   attempt: number;
   error: Error | undefined;
+  /** W3: the resume wait (tag `waiting`): its attempt and due time. */
+  wait: PlannedWait | undefined;
+  /** W2: the network is gone; a resume wait pauses. */
+  offline: boolean;
 }
 
 export function requestIdsOf(message: JSONRPCMessage | JSONRPCMessage[]): JSONRPCId[] {
@@ -140,7 +147,7 @@ export const postStreamMachine = setup({
   types: {
     context: {} as PostStreamContext,
     input: {} as PostStreamInput,
-    events: {} as StreamReaderEvent | ReconnectDue,
+    events: {} as StreamReaderEvent | ReconnectDue | NetworkEvent,
   },
   actors: {
     postMessage: fromPromise<PostResult, PostRequestInput>(notProvided('postMessage')),
@@ -166,17 +173,22 @@ export const postStreamMachine = setup({
     canRetry: ({ context, event }) => {
       const error = (event as { error?: unknown }).error;
       const status = (error as { status?: unknown } | undefined)?.status;
-      return !isSessionMissing(error) && status !== 401 && context.attempt <= context.options.reconnection.maxRetries;
+      // W2: a failure while offline is the network's, not the server's: it spends no budget.
+      return !isSessionMissing(error) && status !== 401 && (context.offline || context.attempt <= context.options.reconnection.maxRetries);
     },
     gotStream: ({ event }) => (event as { output?: GetResult }).output?.kind === 'sse',
     watchesIdle: ({ context }) => context.options.streamIdleTimeout !== undefined,
     hasScheduler: ({ context }) => context.options.reconnectionScheduler !== undefined,
+    isOffline: ({ context }) => context.offline,
   },
   delays: {
-    reconnectDelay: ({ context }) => nextReconnectDelay(context),
+    reconnectDelay: ({ context }) => plannedDelay(context, nextReconnectDelay),
     streamIdleTimeout: ({ context }) => context.options.streamIdleTimeout ?? 0,
   },
   actions: {
+    planWait: assign(({ context }, params: { delayOf: (context: WaitContext) => number }) => ({ wait: planWait(context, params.delayOf) })),
+    noteOffline: assign({ offline: true }),
+    noteOnline: assign({ offline: false }),
     acknowledge: ({ context }) => {
       context.ticket.accepted();
     },
@@ -215,8 +227,11 @@ export const postStreamMachine = setup({
     retryMs: undefined,
     attempt: 0,
     error: undefined,
+    wait: undefined,
+    offline: input.offline ?? false,
   }),
   initial: 'starting',
+  on: { 'network.offline': { actions: 'noteOffline' }, 'network.online': { actions: 'noteOnline' } },
   states: {
     starting: {
       always: [{ guard: 'isResumption', target: 'resuming', actions: 'acknowledge' }, { target: 'sending' }],

@@ -69,5 +69,6 @@ export function resolveChartOptions(options: StreamableHTTPClientTransportOption
     sessionId: options.sessionId,
     reconnectionScheduler: options.reconnectionScheduler,
     random: Math.random,
+    now: Date.now,
   };
 }

@@ -109,6 +109,7 @@ export function chartOptions(overrides: Partial<ChartOptions> = {}): ChartOption
     sessionId: undefined,
     reconnectionScheduler: undefined,
     random: () => 0,
+    now: () => 0,
     ...overrides,
   };
 }
