@@ -72,6 +72,9 @@ export class TransportFailedError extends McpTransportError {}
 /** A message given to `send()` was not a JSON-RPC message. */
 export class InvalidMessageError extends McpTransportError {}
 
+/** W2: `send()` while the network is known to be gone: refused at once, nothing queued; the session lives on. */
+export class OfflineError extends McpTransportError {}
+
 /** True for an error raised because the server answered 404 to a request carrying a session. */
 export function isSessionMissing(error: unknown): boolean {
   return error instanceof StreamableHTTPError && error.sessionMissing;

@@ -43,6 +43,16 @@ export interface StandaloneStreamContext extends StandaloneStreamInput, WaitCont
   offline: boolean;
 }
 
+/**
+ * W1: where this stream would resume now: the last event id read (the reader records each new id
+ * in `seenIds`, in order, as it delivers), else the id it started from.
+ */
+export function resumePoint(context: Pick<StandaloneStreamContext, 'seenIds' | 'lastEventId'>): string | undefined {
+  let last: string | undefined;
+  for (const id of context.seenIds) last = id;
+  return last ?? context.lastEventId;
+}
+
 const notProvided = (name: string) => () => {
   throw new Error(`actor '${name}' must be provided with machine.provide({ actors })`);
 };

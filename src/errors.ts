@@ -7,4 +7,5 @@ export {
   TransportClosedError,
   TransportFailedError,
   InvalidMessageError,
+  OfflineError,
 } from '../machines/errors.js';

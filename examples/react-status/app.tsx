@@ -6,15 +6,16 @@ import type { Notification } from '@modelcontextprotocol/sdk/types.js';
 import type { StreamableHTTPClientTransport, standaloneStreamMachine } from '../../src/index.js';
 import { fingerprint } from '../../machines/index.js';
 import { statePaths, statusOf, type Status } from './chart.js';
+import { Badge, NextRetryLine } from './badge.js';
 
 interface Entry {
   id: number;
   text: string;
 }
 
-/** A list that only grows, with stable keys for React. */
-function useLog(): [Entry[], (text: string) => void] {
-  const [entries, setEntries] = useState<Entry[]>([]);
+/** A list that only grows, with stable keys for React; it may start from a saved list (W1: a reload). */
+function useLog(initial: readonly string[] = []): [Entry[], (text: string) => void] {
+  const [entries, setEntries] = useState<Entry[]>(() => initial.map((text, id) => ({ id, text })));
   const add = useCallback((text: string) => {
     setEntries((previous) => [...previous, { id: previous.length, text }]);
   }, []);
@@ -45,9 +46,9 @@ function describe(notification: Notification): string {
  * The SDK Client over the transport. Start makes a new Client each time (the old one's handlers
  * are dropped from the transport first); the transport itself allows start() after close() (F2).
  */
-function useMcpClient(transport: StreamableHTTPClientTransport) {
+function useMcpClient(transport: StreamableHTTPClientTransport, savedNotifications: readonly string[]) {
   const client = useRef<Client | undefined>(undefined);
-  const [notifications, notify] = useLog();
+  const [notifications, notify] = useLog(savedNotifications);
   const [warnings, warn] = useLog();
   const [result, setResult] = useState('');
 
@@ -131,7 +132,34 @@ function List({ label, entries, empty, className }: { label: string; entries: En
   );
 }
 
-export function App({ transport, server }: { transport: StreamableHTTPClientTransport; server: string }) {
+/** W1: what the page keeps across a reload, beside the transport's own saved state. */
+export interface PageMemory {
+  /** The session was restored from a saved state (no initialize was sent). */
+  restored: boolean;
+  /** The notification list as it was when the page was left. */
+  notifications: readonly string[];
+  /** Called with the list when the page is left, to keep it. */
+  keep(notifications: readonly string[]): void;
+}
+
+/** W1: the list is handed over when the page hides (a reload, a navigation), with the transport's state. */
+function useKeepOnHide(entries: Entry[], keep: (texts: readonly string[]) => void): void {
+  const latest = useRef(entries);
+  latest.current = entries;
+  useEffect(() => {
+    const onHide = () => {
+      keep(latest.current.map((entry) => entry.text));
+    };
+    window.addEventListener('pagehide', onHide);
+    return () => {
+      window.removeEventListener('pagehide', onHide);
+    };
+  }, [keep]);
+}
+
+const noMemory: PageMemory = { restored: false, notifications: [], keep: () => undefined };
+
+export function App({ transport, server, memory = noMemory }: { transport: StreamableHTTPClientTransport; server: string; memory?: PageMemory }) {
   const status = useSelector(transport.actor, statusOf);
   const paths = useSelector(transport.actor, (snapshot) => statePaths(snapshot.value).join(', '));
   // X1: the page shows the session's fingerprint, never the session ID.
@@ -139,7 +167,8 @@ export function App({ transport, server }: { transport: StreamableHTTPClientTran
   const protocol = useSelector(transport.actor, (snapshot) => snapshot.context.protocolVersion);
   const standalone = useSelector(transport.actor, (snapshot) => snapshot.children.standalone) as StandaloneActor | undefined;
   const history = useStatusHistory(transport);
-  const { start, close, call, notifications, warnings, result } = useMcpClient(transport);
+  const { start, close, call, notifications, warnings, result } = useMcpClient(transport, memory.notifications);
+  useKeepOnHide(notifications, memory.keep);
   const [text, setText] = useState('hello from the browser');
 
   const started = useRef(false);
@@ -149,16 +178,14 @@ export function App({ transport, server }: { transport: StreamableHTTPClientTran
     void start();
   }, [start]);
 
-  const live = status === 'connected' || status === 'reconnecting';
+  const live = status === 'connected' || status === 'reconnecting' || status === 'offline';
   const stopped = status === 'idle' || status === 'closed' || status === 'failed';
 
   return (
     <main>
       <header>
         <h1>MCP transport status</h1>
-        <span className="badge" role="status" aria-label="Connection" data-status={status}>
-          {status}
-        </span>
+        <Badge transport={transport} />
       </header>
       <dl>
         <dt>Server</dt>
@@ -172,6 +199,10 @@ export function App({ transport, server }: { transport: StreamableHTTPClientTran
         <dd data-testid="session">{session ?? '—'}</dd>
         <dt>Protocol</dt>
         <dd>{protocol ?? '—'}</dd>
+        <dt>Restored</dt>
+        <dd data-testid="restored">{memory.restored ? 'yes: the session continued after a reload' : 'no'}</dd>
+        <dt>Next retry</dt>
+        <NextRetryLine transport={transport} />
       </dl>
       <div className="actions">
         <input

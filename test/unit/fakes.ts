@@ -107,6 +107,7 @@ export function chartOptions(overrides: Partial<ChartOptions> = {}): ChartOption
     streamIdleTimeout: undefined,
     maxMessageBytes: 16 * 1024 * 1024,
     sessionId: undefined,
+    restored: undefined,
     reconnectionScheduler: undefined,
     random: () => 0,
     now: () => 0,
