@@ -6,7 +6,7 @@
  *   const { transport } = await transportIn('reconnecting');
  *   render(<Badge transport={transport} />); // shows "reconnecting"
  */
-import { waitFor, type SnapshotFrom } from 'xstate';
+import type { SnapshotFrom } from 'xstate';
 import type { ConnectionMachine } from '../machines/connection.js';
 import type { JSONRPCMessage, JSONRPCRequest } from '../machines/events.js';
 import { StreamableHTTPClientTransport } from './transport.js';
@@ -220,6 +220,25 @@ const tokenlessProvider = {
   codeVerifier: () => '',
 };
 
+/**
+ * Waits (bounded) until `check` holds. Polled, not subscribed: the streams are child actors, whose
+ * changes do not show as changes of the root snapshot.
+ */
+async function settled(
+  transport: StreamableHTTPClientTransport,
+  check: (snapshot: SnapshotFrom<ConnectionMachine>) => boolean,
+  timeout: number,
+  state: TestState,
+): Promise<void> {
+  const deadline = Date.now() + timeout;
+  while (!check(transport.actor.getSnapshot())) {
+    if (Date.now() > deadline) {
+      throw new Error(`transportIn('${state}'): not there within ${timeout} ms; the chart is in ${JSON.stringify(transport.actor.getSnapshot().value)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
 /** The default handshake: initialize, then notifications/initialized once its result arrived. */
 async function handshake(transport: StreamableHTTPClientTransport): Promise<void> {
   const answered = new Promise<void>((resolve) => {
@@ -253,7 +272,7 @@ export async function transportIn(state: TestState, options: TransportInOptions 
     network,
   });
   const until = (check: (snapshot: SnapshotFrom<ConnectionMachine>) => boolean) =>
-    waitFor(transport.actor, check, { timeout: options.timeout ?? 2_000 });
+    settled(transport, check, options.timeout ?? 2_000, state);
   const connect = options.connect ?? handshake;
   const connected = async () => {
     await connect(transport);
