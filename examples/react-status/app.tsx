@@ -14,12 +14,16 @@ interface Entry {
 }
 
 /** A list that only grows, with stable keys for React; it may start from a saved list (W1: a reload). */
-function useLog(initial: readonly string[] = []): [Entry[], (text: string) => void] {
+function useLog(initial: readonly string[] = []): [Entry[], (text: string) => void, { readonly current: string[] }] {
   const [entries, setEntries] = useState<Entry[]>(() => initial.map((text, id) => ({ id, text })));
+  // Kept as each entry arrives, not as React renders: what `pagehide` saves must match the
+  // transport's saved place in the stream exactly (W1), and a render may still be pending.
+  const texts = useRef<string[]>([...initial]);
   const add = useCallback((text: string) => {
+    texts.current.push(text);
     setEntries((previous) => [...previous, { id: previous.length, text }]);
   }, []);
-  return [entries, add];
+  return [entries, add, texts];
 }
 
 /** The text blocks of a tool result, joined. */
@@ -48,7 +52,7 @@ function describe(notification: Notification): string {
  */
 function useMcpClient(transport: StreamableHTTPClientTransport, savedNotifications: readonly string[]) {
   const client = useRef<Client | undefined>(undefined);
-  const [notifications, notify] = useLog(savedNotifications);
+  const [notifications, notify, notificationTexts] = useLog(savedNotifications);
   const [warnings, warn] = useLog();
   const [result, setResult] = useState('');
 
@@ -92,7 +96,7 @@ function useMcpClient(transport: StreamableHTTPClientTransport, savedNotificatio
     [notify],
   );
 
-  return { start, close, call, notifications, warnings, result };
+  return { start, close, call, notifications, notificationTexts, warnings, result };
 }
 
 /** Every change of the badge's word, recorded from the actor itself so that none is batched away. */
@@ -143,18 +147,16 @@ export interface PageMemory {
 }
 
 /** W1: the list is handed over when the page hides (a reload, a navigation), with the transport's state. */
-function useKeepOnHide(entries: Entry[], keep: (texts: readonly string[]) => void): void {
-  const latest = useRef(entries);
-  latest.current = entries;
+function useKeepOnHide(texts: { readonly current: string[] }, keep: (texts: readonly string[]) => void): void {
   useEffect(() => {
     const onHide = () => {
-      keep(latest.current.map((entry) => entry.text));
+      keep(texts.current);
     };
     window.addEventListener('pagehide', onHide);
     return () => {
       window.removeEventListener('pagehide', onHide);
     };
-  }, [keep]);
+  }, [texts, keep]);
 }
 
 const noMemory: PageMemory = { restored: false, notifications: [], keep: () => undefined };
@@ -167,8 +169,8 @@ export function App({ transport, server, memory = noMemory }: { transport: Strea
   const protocol = useSelector(transport.actor, (snapshot) => snapshot.context.protocolVersion);
   const standalone = useSelector(transport.actor, (snapshot) => snapshot.children.standalone) as StandaloneActor | undefined;
   const history = useStatusHistory(transport);
-  const { start, close, call, notifications, warnings, result } = useMcpClient(transport, memory.notifications);
-  useKeepOnHide(notifications, memory.keep);
+  const { start, close, call, notifications, notificationTexts, warnings, result } = useMcpClient(transport, memory.notifications);
+  useKeepOnHide(notificationTexts, memory.keep);
   const [text, setText] = useState('hello from the browser');
 
   const started = useRef(false);
