@@ -36,7 +36,8 @@ export interface NextRetry {
 }
 
 interface WaitingChild {
-  getSnapshot(): { hasTag(tag: string): boolean; context: { wait?: PlannedWait | undefined } };
+  // Children that are not charts (the network signal, a DELETE) have no context and no tags.
+  getSnapshot(): { hasTag?: (tag: string) => boolean; context?: { wait?: PlannedWait | undefined } };
 }
 
 /**
@@ -49,8 +50,8 @@ export function nextRetry(snapshot: SnapshotFrom<ConnectionMachine>, now: number
   let soonest: NextRetry | undefined;
   for (const [id, child] of Object.entries(snapshot.children) as [string, WaitingChild | undefined][]) {
     const state = child?.getSnapshot();
-    const wait = state?.context.wait;
-    if (state === undefined || wait === undefined || !state.hasTag('waiting')) continue;
+    const wait = state?.context?.wait;
+    if (wait === undefined || state?.hasTag?.('waiting') !== true) continue;
     if (soonest !== undefined && soonest.dueAt <= wait.dueAt) continue;
     soonest = {
       stream: id === 'standalone' ? 'standalone' : 'request',

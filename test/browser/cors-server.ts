@@ -8,6 +8,7 @@
 import { createServer, request as forwardRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startServer, type ServerOptions, type TestServer } from '../support/mcp-server.js';
+import { OrderedEventStore } from '../support/event-store.js';
 
 export const corsHeaders = {
   'access-control-allow-origin': '*',
@@ -39,7 +40,9 @@ export interface CorsServer {
   close(): Promise<void>;
 }
 
-export async function startCorsServer(options: ServerOptions = {}): Promise<CorsServer> {
+export async function startCorsServer(given: ServerOptions = {}): Promise<CorsServer> {
+  // A store that can replay the standalone stream (W1: a reloaded page resumes it); the SDK's example cannot.
+  const options: ServerOptions = { eventStore: () => new OrderedEventStore(), ...given };
   let backend = await startServer(options);
   let available = true;
   const open = new Set<ServerResponse>();
