@@ -93,6 +93,13 @@ export class InMemoryMcpServer {
     return this;
   }
 
+  /** Ends every open standalone stream (as a proxy's timeout would): the transport waits, then reconnects (G4). */
+  endStreams(): this {
+    for (const stream of this.streams.values()) stream.close();
+    this.streams.clear();
+    return this;
+  }
+
   /** Requests without an Authorization header are answered 401; the OAuth discovery that follows is held. */
   requireAuthorization(): this {
     this.authorization = true;

@@ -143,7 +143,7 @@ export interface PageMemory {
   /** The notification list as it was when the page was left. */
   notifications: readonly string[];
   /** Called with the list when the page is left, to keep it. */
-  keep(notifications: readonly string[]): void;
+  keep: (notifications: readonly string[]) => void;
 }
 
 /** W1: the list is handed over when the page hides (a reload, a navigation), with the transport's state. */

@@ -6,7 +6,7 @@ import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { afterEach, describe, expect, it } from 'vitest';
 import { transportIn, type TestState, type TestTransport } from '../../src/testing.js';
-import { connectionStatus, OfflineError, SessionExpiredError, StreamableHTTPError } from '../../src/index.js';
+import { connectionStatus, nextRetry, OfflineError, SessionExpiredError, StreamableHTTPError } from '../../src/index.js';
 import { Badge } from '../../examples/react-status/badge.js';
 
 let current: TestTransport | undefined;
@@ -70,6 +70,23 @@ describe('W4: transportIn puts a real transport into each state, without a netwo
   it('W4: failed with an expired session: SessionExpiredError', async () => {
     const test = await inState('failed', { failure: 'session-expired' });
     expect(test.transport.actor.getSnapshot().context.error).toBeInstanceOf(SessionExpiredError);
+  });
+
+  it('W3: nextRetry finds the standalone stream\'s wait from the root snapshot: which attempt, and when', async () => {
+    const test = await inState('connected', { transport: { reconnectionOptions: { initialReconnectionDelay: 5_000, jitter: false } } });
+    expect(nextRetry(test.transport.actor.getSnapshot())).toBeUndefined();
+    const before = Date.now();
+    test.server.endStreams();
+    await expect.poll(() => nextRetry(test.transport.actor.getSnapshot())).toBeDefined();
+    const retry = nextRetry(test.transport.actor.getSnapshot(), before + 1_000)!;
+    expect(retry).toMatchObject({ stream: 'standalone', attempt: 1, delayMs: 5_000 });
+    expect(retry.dueAt).toBeGreaterThanOrEqual(before + 5_000);
+    expect(retry.inMs).toBe(retry.dueAt - before - 1_000);
+    // W2: offline, the wait pauses: nothing is due until the network is back.
+    test.network.setOnline(false);
+    expect(nextRetry(test.transport.actor.getSnapshot())).toBeUndefined();
+    test.network.setOnline(true);
+    await expect.poll(() => test.server.requests.filter((request) => request.method === 'GET').length).toBe(2);
   });
 
   it('W4: reconnecting is F3 recovery, held at its re-initialize', async () => {
