@@ -1,4 +1,4 @@
-export * from './connection.js';
+export * from './connection/index.js';
 export * from './post-stream.js';
 export * from './standalone-stream.js';
 export * from './backoff.js';

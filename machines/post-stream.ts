@@ -13,7 +13,7 @@ import type {
   StreamEnd,
 } from './events.js';
 import { nextReconnectDelay, plannedDelay, planWait, scheduledWait, waitStates, type PlannedWait, type WaitContext } from './backoff.js';
-import { isSessionMissing, MessageTooLargeError, StreamEndedError, toError } from './errors.js';
+import { isSessionMissing, MessageTooLargeError, statusOf, StreamEndedError, toError } from './errors.js';
 
 /**
  * Who a POST is for: the caller; the caller again, after a session was re-established (F3, at
@@ -143,6 +143,11 @@ function readerInput(context: PostStreamContext): ReadStreamInput {
   };
 }
 
+/** What an invoked request resolved to, handed to a guard as typed params. */
+function doneResult<T>({ event }: { event: { output: T } }): { result: T } {
+  return { result: event.output };
+}
+
 export const postStreamMachine = setup({
   types: {
     context: {} as PostStreamContext,
@@ -157,8 +162,8 @@ export const postStreamMachine = setup({
   },
   guards: {
     isResumption: ({ context }) => context.resumptionToken !== undefined,
-    isAccepted: ({ event }) => (event as { output?: PostResult }).output?.kind === 'accepted',
-    isJson: ({ event }) => (event as { output?: PostResult }).output?.kind === 'json',
+    isAccepted: (_, params: { result: PostResult }) => params.result.kind === 'accepted',
+    isJson: (_, params: { result: PostResult }) => params.result.kind === 'json',
     /** `resumeStream()` awaits no response: its stream ending is its end. */
     awaitsNothing: ({ context }) => context.requestIds.length === 0,
     /** R1/R2: only a stream that has shown an event id can be resumed, and only within budget (R5). */
@@ -170,13 +175,12 @@ export const postStreamMachine = setup({
       return lastEventId !== undefined && attempt <= context.options.reconnection.maxRetries;
     },
     /** R6: 429, 5xx and network errors spend the same budget; a missing session or a 401 goes to the parent. */
-    canRetry: ({ context, event }) => {
-      const error = (event as { error?: unknown }).error;
-      const status = (error as { status?: unknown } | undefined)?.status;
+    canRetry: ({ context }, params: { error: unknown }) =>
       // W2: a failure while offline is the network's, not the server's: it spends no budget.
-      return !isSessionMissing(error) && status !== 401 && (context.offline || context.attempt <= context.options.reconnection.maxRetries);
-    },
-    gotStream: ({ event }) => (event as { output?: GetResult }).output?.kind === 'sse',
+      !isSessionMissing(params.error) &&
+      statusOf(params.error) !== 401 &&
+      (context.offline || context.attempt <= context.options.reconnection.maxRetries),
+    gotStream: (_, params: { result: GetResult }) => params.result.kind === 'sse',
     watchesIdle: ({ context }) => context.options.streamIdleTimeout !== undefined,
     hasScheduler: ({ context }) => context.options.reconnectionScheduler !== undefined,
     isOffline: ({ context }) => context.offline,
@@ -248,12 +252,12 @@ export const postStreamMachine = setup({
         }),
         onDone: [
           {
-            guard: 'isAccepted',
+            guard: { type: 'isAccepted', params: doneResult },
             target: 'accepted',
             actions: [assign({ responseSessionId: ({ event }) => event.output.sessionId }), 'acknowledge'],
           },
           {
-            guard: 'isJson',
+            guard: { type: 'isJson', params: doneResult },
             target: 'json',
             actions: [
               assign({
@@ -337,7 +341,7 @@ export const postStreamMachine = setup({
         }),
         onDone: [
           {
-            guard: 'gotStream',
+            guard: { type: 'gotStream', params: doneResult },
             target: 'streaming',
             actions: assign({ stream: ({ event }) => (event.output.kind === 'sse' ? event.output.stream : undefined) }),
           },
@@ -353,7 +357,7 @@ export const postStreamMachine = setup({
         ],
         onError: [
           {
-            guard: 'canRetry',
+            guard: { type: 'canRetry', params: ({ event }) => ({ error: event.error }) },
             target: 'backoff',
             actions: assign({ attempt: ({ context }) => context.attempt + 1 }),
           },

@@ -2,7 +2,7 @@ import { assign, enqueueActions, fromCallback, fromPromise, sendParent, sendTo, 
 import type { ChartOptions, GetResult, NetworkEvent, OpenStream } from './events.js';
 import type { ReadStreamInput, ReconnectDue, StreamReaderCommand, StreamReaderEvent } from './post-stream.js';
 import { ceilingDelay, nextReconnectDelay, plannedDelay, planWait, scheduledWait, waitStates, type PlannedWait, type WaitContext } from './backoff.js';
-import { isSessionMissing, StreamEndedError, toError } from './errors.js';
+import { isSessionMissing, statusOf, StreamEndedError, toError } from './errors.js';
 
 /** The optional server-to-client stream of a session (G1–G6). */
 export interface StandaloneStreamInput {
@@ -57,6 +57,9 @@ const notProvided = (name: string) => () => {
   throw new Error(`actor '${name}' must be provided with machine.provide({ actors })`);
 };
 
+/** Why the GET failed, handed to guards and actions as typed params. */
+const failure = ({ event }: { event: { error: unknown } }) => ({ error: event.error });
+
 export const standaloneStreamMachine = setup({
   types: {
     context: {} as StandaloneStreamContext,
@@ -69,9 +72,9 @@ export const standaloneStreamMachine = setup({
     scheduledWait,
   },
   guards: {
-    gotStream: ({ event }) => (event as { output?: GetResult }).output?.kind === 'sse',
-    isSessionMissing: ({ event }) => isSessionMissing((event as { error?: unknown }).error),
-    isUnauthorized: ({ event }) => ((event as { error?: { status?: unknown } }).error?.status ?? 0) === 401,
+    gotStream: (_, params: { result: GetResult }) => params.result.kind === 'sse',
+    isSessionMissing: (_, params: { error: unknown }) => isSessionMissing(params.error),
+    isUnauthorized: (_, params: { error: unknown }) => statusOf(params.error) === 401,
     withinBudget: ({ context }) => context.attempt <= context.options.reconnection.maxRetries,
     watchesIdle: ({ context }) => context.options.streamIdleTimeout !== undefined,
     hasScheduler: ({ context }) => context.options.reconnectionScheduler !== undefined,
@@ -86,9 +89,9 @@ export const standaloneStreamMachine = setup({
     planWait: assign(({ context }, params: { delayOf: (context: WaitContext) => number }) => ({ wait: planWait(context, params.delayOf) })),
     noteOffline: assign({ offline: true }),
     noteOnline: assign({ offline: false }),
-    reportSessionMissing: sendParent(({ event }): StandaloneStreamReport => ({
+    reportSessionMissing: sendParent((_, params: { error: unknown }): StandaloneStreamReport => ({
       type: 'standalone.sessionMissing',
-      error: toError((event as { error?: unknown }).error),
+      error: toError(params.error),
     })),
     /** Told once, when the budget is first spent; later rounds at the ceiling stay quiet. */
     reportDegraded: enqueueActions(({ context, enqueue }) => {
@@ -102,9 +105,9 @@ export const standaloneStreamMachine = setup({
       };
       enqueue.sendParent(report);
     }),
-    reportUnauthorized: sendParent(({ event }): StandaloneStreamReport => ({
+    reportUnauthorized: sendParent((_, params: { error: unknown }): StandaloneStreamReport => ({
       type: 'standalone.unauthorized',
-      error: toError((event as { error?: unknown }).error),
+      error: toError(params.error),
     })),
     checkIdle: sendTo('reader', { type: 'idle.check' }),
     countAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
@@ -136,15 +139,15 @@ export const standaloneStreamMachine = setup({
         }),
         onDone: [
           {
-            guard: 'gotStream',
+            guard: { type: 'gotStream', params: ({ event }) => ({ result: event.output }) },
             target: 'listening',
             actions: assign({ stream: ({ event }) => (event.output.kind === 'sse' ? event.output.stream : undefined) }),
           },
           { target: 'unsupported' },
         ],
         onError: [
-          { guard: 'isSessionMissing', target: 'gone', actions: 'reportSessionMissing' },
-          { guard: 'isUnauthorized', target: 'gone', actions: 'reportUnauthorized' },
+          { guard: { type: 'isSessionMissing', params: failure }, target: 'gone', actions: { type: 'reportSessionMissing', params: failure } },
+          { guard: { type: 'isUnauthorized', params: failure }, target: 'gone', actions: { type: 'reportUnauthorized', params: failure } },
           {
             target: 'retrying',
             actions: [assign({ lastError: ({ event }) => toError(event.error) }), 'countAttempt'],

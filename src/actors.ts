@@ -1,6 +1,6 @@
 import { fromCallback, fromPromise } from 'xstate';
 import type { AuthChallenge, GetResult, MessageSink, PostResult } from '../machines/events.js';
-import type { DeleteSessionInput } from '../machines/connection.js';
+import type { DeleteSessionInput } from '../machines/connection/index.js';
 import type {
   PostRequestInput,
   ReadStreamInput,

@@ -6,14 +6,14 @@
  *   tsx src/cli.ts connect <url>   connects to a server, lists its tools, and closes
  *
  * Not part of the published package (tsconfig.build.json leaves it out): the demo needs the SDK,
- * a dev dependency, and the test server in test/support/.
+ * a dev dependency, and its demo server (src/demo-server.ts).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { inspect } from 'node:util';
 import type { AnyActorRef, StateValue } from 'xstate';
 import { StreamableHTTPClientTransport } from './index.js';
-import { startServer, type TestServer } from '../test/support/mcp-server.js';
+import { startDemoServer, type DemoServer } from './demo-server.js';
 
 /** The longest a command may run before it gives up. */
 const commandTimeoutMs = 20_000;
@@ -118,7 +118,7 @@ function newClient(): Client {
 
 async function demo(): Promise<void> {
   console.log('demo: the SDK Client, through this transport, against the SDK server on 127.0.0.1');
-  let server: TestServer | undefined = await startServer();
+  let server: DemoServer | undefined = await startDemoServer();
   try {
     log('server', `the SDK's McpServer listening on ${server.url.href}`);
     const transport = new StreamableHTTPClientTransport(server.url);

@@ -8,4 +8,6 @@ export {
   TransportFailedError,
   InvalidMessageError,
   OfflineError,
+  MessageTooLargeError,
+  StreamIdleError,
 } from '../machines/errors.js';

@@ -1,12 +1,16 @@
-export { StreamableHTTPClientTransport, providedConnectionMachine } from './transport.js';
-export { ioActors, connectionSystemId, type TransportIo } from './actors.js';
+/**
+ * The public API, and only it: the transport and its options, its error classes, the charts
+ * (to inspect, or to `provide()` other actors), the recorder, and what a UI reads (W1-W3: the
+ * saved state's check, a network signal, the badge's word, the next retry). Everything else is internal.
+ */
+export { StreamableHTTPClientTransport, type SendOptions } from './transport.js';
 export type { StreamableHTTPClientTransportOptions } from './options.js';
 export { parseSavedState, type SavedTransportState } from './saved-state.js';
-export { browserNetwork, manualNetwork, type NetworkSignal } from './network.js';
+export { manualNetwork, type NetworkSignal } from './network.js';
 export { connectionStatus, nextRetry, type ConnectionStatus, type NextRetry } from './ui.js';
 export type { FetchLike, TokenSource } from './http/client.js';
 export * from './errors.js';
-export { connectionMachine, type ConnectionMachine, type ConnectionEmitted } from '../machines/connection.js';
+export { connectionMachine, type ConnectionMachine, type ConnectionEmitted } from '../machines/connection/index.js';
 export { postStreamMachine } from '../machines/post-stream.js';
 export { standaloneStreamMachine } from '../machines/standalone-stream.js';
 export type {

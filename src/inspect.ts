@@ -1,5 +1,5 @@
 import type { InspectionEvent, Observer } from 'xstate';
-import { fingerprint } from '../machines/connection.js';
+import { fingerprint } from '../machines/connection/index.js';
 
 /**
  * U4, X1: a recorder of the chart's inspection events as JSON lines, for offline inspection.

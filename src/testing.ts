@@ -7,7 +7,7 @@
  *   render(<Badge transport={transport} />); // shows "reconnecting"
  */
 import type { SnapshotFrom } from 'xstate';
-import type { ConnectionMachine } from '../machines/connection.js';
+import type { ConnectionMachine } from '../machines/connection/index.js';
 import type { JSONRPCMessage, JSONRPCRequest } from '../machines/events.js';
 import { StreamableHTTPClientTransport } from './transport.js';
 import type { StreamableHTTPClientTransportOptions } from './options.js';

@@ -1,5 +1,5 @@
 import { createActor, type Actor } from 'xstate';
-import { connectionMachine, type ConnectionMachine } from '../machines/connection.js';
+import { connectionMachine, type ConnectionMachine } from '../machines/connection/index.js';
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/events.js';
@@ -22,9 +22,6 @@ export interface SendOptions {
   /** R10: told each new event id of this message's stream. */
   onresumptiontoken?: ((token: string) => void) | undefined;
 }
-
-/** Protocol revision that allowed JSON-RPC batches (H1). */
-const batchingProtocol = '2025-03-26';
 
 /** A `send()` promise's two ends, settled once. */
 function ticketFor(resolve: () => void, reject: (error: Error) => void): SendTicket {
@@ -90,7 +87,11 @@ export class StreamableHTTPClientTransport {
     });
     const sink: MessageSink = {
       deliver: (message) => this.onmessage?.(message),
-      warn: (error) => this.onerror?.(error),
+      // One channel for warnings: the chart emits them (an inspector sees each), `onerror` hears them.
+      warn: (error) => {
+        if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'warning', error });
+        else this.onerror?.(error);
+      },
     };
     const io: TransportIo = {
       http: this.http,
@@ -124,8 +125,7 @@ export class StreamableHTTPClientTransport {
 
   /** Begins a session; allowed again after close() or failure (F2). */
   start(): Promise<void> {
-    const snapshot = this.actor.getSnapshot();
-    if (!snapshot.matches('idle') && !snapshot.matches('closed') && !snapshot.matches('failed')) {
+    if (!this.actor.getSnapshot().can({ type: 'start' })) {
       return Promise.reject(new McpTransportError('transport already started; close() it before starting again'));
     }
     this.http.begin();
@@ -144,7 +144,7 @@ export class StreamableHTTPClientTransport {
         const invalid = this.invalid(item);
         if (invalid) return Promise.reject(invalid);
       }
-      if (this.protocolVersion === batchingProtocol) return this.dispatch(message, options);
+      if (this.actor.getSnapshot().context.batching) return this.dispatch(message, options);
       return Promise.all(message.map((item) => this.dispatch(item, options))).then(() => undefined);
     }
     const invalid = this.invalid(message);

@@ -1,5 +1,5 @@
 import type { SnapshotFrom } from 'xstate';
-import type { ConnectionMachine } from '../machines/connection.js';
+import type { ConnectionMachine } from '../machines/connection/index.js';
 import type { PlannedWait } from '../machines/backoff.js';
 
 /** What a connection badge says, from the chart's tags; `idle` before start(). */

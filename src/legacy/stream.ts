@@ -1,5 +1,5 @@
 import type { MessageSink } from '../../machines/events.js';
-import type { LegacyStreamReport } from '../../machines/connection.js';
+import type { LegacyStreamReport } from '../../machines/connection/index.js';
 import { ProtocolError, StreamEndedError, toError } from '../../machines/errors.js';
 import type { HttpClient } from '../http/client.js';
 import { openEventStream } from '../http/exchanges.js';

@@ -20,7 +20,7 @@ import {
   type FetchLike,
   type StreamableHTTPClientTransportOptions,
 } from '../../src/index.js';
-import { fingerprint } from '../../machines/connection.js';
+import { fingerprint } from '../../machines/connection/index.js';
 import { startServer, type LoggedRequest, type ServerOptions, type TestServer } from '../support/mcp-server.js';
 import { json, result, rpcError, startScriptedServer, type RecordedRequest, type ScriptedServer } from '../support/scripted-server.js';
 import { childrenOf, header, newClient, realFetch, recordingFetch, rejection, signal, textOf, until } from '../support/harness.js';

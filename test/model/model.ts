@@ -846,9 +846,6 @@ export function isApplicable(snapshot: ModelSnapshot, event: ModelEvent): boolea
   const authorizing = config.auth && !context.authDone;
   // W2: offline, the facade refuses every send at once; the model does not offer them.
   if (event.type.startsWith('send.') && snapshot.matches({ open: { network: 'offline' } })) return false;
-  // Closing an open session stops every child but the standalone stream, the network watch
-  // included: the chart no longer hears the signal until the session ends.
-  if (event.type.startsWith('net.') && snapshot.matches({ open: { session: 'closing' } })) return false;
   switch (event.type) {
     case 'net.offline':
       return snapshot.matches({ open: { network: 'online' } });

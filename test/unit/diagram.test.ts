@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createMachine, fromPromise, setup, type AnyStateMachine, type AnyStateNode } from 'xstate';
-import { connectionMachine } from '../../machines/connection.js';
+import { connectionMachine } from '../../machines/connection/index.js';
 import { postStreamMachine } from '../../machines/post-stream.js';
 import { standaloneStreamMachine } from '../../machines/standalone-stream.js';
 import { chartRegion, machineToMermaid, readmePath, readRegion } from '../../scripts/diagram.js';

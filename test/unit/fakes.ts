@@ -1,6 +1,6 @@
 /** Fake I/O for the charts: every request is a pending promise the test settles by hand. */
 import { fromCallback, fromPromise } from 'xstate';
-import { connectionMachine, type DeleteSessionInput } from '../../machines/connection.js';
+import { connectionMachine, type DeleteSessionInput } from '../../machines/connection/index.js';
 import {
   postStreamMachine,
   type PostRequestInput,

@@ -1,0 +1,316 @@
+/**
+ * What every concern of the connection chart shares: the typed `setup()` (context, events,
+ * actor slots, delays), the type of a state, guard and action written beside its states, and
+ * the few guards and actions that more than one concern uses.
+ */
+import { assertEvent, assign, emit, enqueueActions, fromCallback, fromPromise, setup, stopChild } from 'xstate';
+import type { ActionFunction, GuardPredicate, ParameterizedObject, StateNodeConfig } from 'xstate';
+import type { AuthChallenge, JSONRPCId, JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, MessageSink, SendTicket } from '../events.js';
+import { postStreamMachine, requestIdsOf, type PostStreamInput } from '../post-stream.js';
+import { standaloneStreamMachine } from '../standalone-stream.js';
+import { isSessionMissing, isUnauthorized, statusOf, StreamableHTTPError, StreamEndedError, TransportClosedError } from '../errors.js';
+import type {
+  AuthReturn,
+  ConnectionContext,
+  ConnectionEmitted,
+  ConnectionEvent,
+  ConnectionInput,
+  DeleteSessionInput,
+  PostRecord,
+  QueuedSend,
+} from './types.js';
+
+export const INITIALIZE = 'initialize';
+export const INITIALIZED = 'notifications/initialized';
+const CANCELLED = 'notifications/cancelled';
+/** H1: the one protocol revision that allowed JSON-RPC batches. */
+const BATCHING_PROTOCOL = '2025-03-26';
+
+export function isRequest(message: JSONRPCMessage | JSONRPCMessage[], method: string): boolean {
+  return !Array.isArray(message) && 'method' in message && message.method === method;
+}
+
+/** The request an outgoing `notifications/cancelled` names (R8). */
+export function cancelledRequestId(message: JSONRPCMessage | JSONRPCMessage[]): JSONRPCId | undefined {
+  if (!isRequest(message, CANCELLED) || Array.isArray(message) || !('params' in message)) return undefined;
+  const id = message.params?.requestId;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
+/** The HTTP status behind an error, looked for along its `cause` chain (a SessionExpiredError's 404). */
+function statusAlong(error: unknown): number | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const status = statusOf(e);
+    if (status !== undefined) return status;
+  }
+  return undefined;
+}
+
+/** The `WWW-Authenticate` challenge an error carries, if it is an HTTP error that has one. */
+export function challengeOf(error: unknown): AuthChallenge | undefined {
+  return error instanceof StreamableHTTPError ? error.challenge : undefined;
+}
+
+/** The synthetic answer to a call that failed, so a waiting client rejects at once (P10). */
+export function failureResponse(id: JSONRPCRequest['id'], error: Error): JSONRPCResponse {
+  const status = statusAlong(error);
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: -32000,
+      message: error.message,
+      data: {
+        type: error.name,
+        ...(status === undefined ? {} : { status }),
+        ...(error.cause instanceof Error ? { cause: error.cause.message } : {}),
+      },
+    },
+  };
+}
+
+/**
+ * Settles a call with an error: the waiting client gets a synthetic response for each request
+ * (P10; not for the SDK's UnauthorizedError, which reaches the caller through send() itself so
+ * that `instanceof UnauthorizedError` holds, as with the SDK), and its send() rejects.
+ */
+export function failCall(sink: MessageSink, requestIds: readonly JSONRPCId[], ticket: SendTicket, error: Error): void {
+  if (!isUnauthorized(error)) for (const id of requestIds) sink.deliver(failureResponse(id, error));
+  ticket.failed(error);
+}
+
+/** A short, stable, non-reversible tag for a session ID, for events and logs (X1). */
+export function fingerprint(sessionId: string | undefined): string | undefined {
+  if (sessionId === undefined) return undefined;
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < sessionId.length; i++) {
+    hash ^= sessionId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return `#${hash.toString(16).padStart(8, '0')}`;
+}
+
+export const noTicket: SendTicket = { accepted: () => undefined, failed: () => undefined };
+
+/** The session and protocol version every request of this session carries. */
+export function versionFields(protocolVersion: string | undefined): Pick<ConnectionContext, 'protocolVersion' | 'batching'> {
+  return { protocolVersion, batching: protocolVersion === BATCHING_PROTOCOL };
+}
+
+export function deleteInput({ context }: { context: ConnectionContext }): DeleteSessionInput {
+  return { sessionId: context.sessionId ?? '', protocolVersion: context.protocolVersion };
+}
+
+function postInput(context: ConnectionContext, send: QueuedSend): PostStreamInput {
+  const initializing = isRequest(send.message, INITIALIZE);
+  return {
+    message: send.message,
+    ticket: send.ticket,
+    origin: send.origin,
+    attempts: send.attempts ?? { auth: 0, stepUps: 0 },
+    endpoint: context.legacyEndpoint,
+    resumptionToken: send.resumptionToken,
+    onResumptionToken: send.onResumptionToken,
+    // H3: an initialize never carries a session or version, even stale ones.
+    sessionId: initializing ? undefined : context.sessionId,
+    protocolVersion: initializing ? undefined : context.protocolVersion,
+    options: context.options,
+  };
+}
+
+export const connectionSetup = setup({
+  types: {
+    context: {} as ConnectionContext,
+    input: {} as ConnectionInput,
+    events: {} as ConnectionEvent,
+    emitted: {} as ConnectionEmitted,
+    children: {} as { standalone: 'standaloneStream'; [post: `post-${number}`]: 'postStream' },
+  },
+  actors: {
+    postStream: postStreamMachine,
+    standaloneStream: standaloneStreamMachine,
+    deleteSession: fromPromise<{ status: number }, DeleteSessionInput>(() => {
+      throw new Error("actor 'deleteSession' must be provided with machine.provide({ actors })");
+    }),
+    authorize: fromPromise<'AUTHORIZED', { challenge: AuthChallenge | undefined }>(() => {
+      throw new Error("actor 'authorize' must be provided with machine.provide({ actors })");
+    }),
+    legacyStream: fromCallback<{ type: 'noop' }, Record<string, never>>(() => {
+      throw new Error("actor 'legacyStream' must be provided with machine.provide({ actors })");
+    }),
+    /** W2: tells the chart when the host's network goes and comes back (nothing on a host without a signal). */
+    networkStatus: fromCallback<{ type: 'noop' }, Record<string, never>>(() => {
+      throw new Error("actor 'networkStatus' must be provided with machine.provide({ actors })");
+    }),
+  },
+  delays: {
+    deleteTimeout: ({ context }) => context.options.deleteTimeout,
+    /** How long close() waits for the server to end the standalone stream after the DELETE. */
+    drainTimeout: 100,
+  },
+});
+
+type Setup = typeof connectionSetup;
+type BaseAction = Parameters<Setup['createAction']>[0];
+type ActorsOf<A> = A extends ActionFunction<ConnectionContext, ConnectionEvent, ConnectionEvent, unknown, infer T, never, never, infer _D, ConnectionEmitted> ? T : never;
+type DelaysOf<A> = A extends ActionFunction<ConnectionContext, ConnectionEvent, ConnectionEvent, unknown, infer _T, never, never, infer D, ConnectionEmitted> ? D : never;
+type Actors = ActorsOf<BaseAction>;
+type Delays = DelaysOf<BaseAction>;
+
+type Params = ParameterizedObject['params'] | undefined;
+
+/** Guards written beside their states, typed as `setup()` would; the index registers them by name. */
+export function guards<T extends Record<string, Params>>(impl: {
+  [K in keyof T]: GuardPredicate<ConnectionContext, ConnectionEvent, T[K], never>;
+}) {
+  return impl;
+}
+
+/** Actions written beside their states, typed as `setup()` would; the index registers them by name. */
+export function actions<T extends Record<string, Params>>(impl: {
+  [K in keyof T]: ActionFunction<ConnectionContext, ConnectionEvent, ConnectionEvent, T[K], Actors, never, never, Delays, ConnectionEmitted>;
+}) {
+  return impl;
+}
+/** A state written beside its guards and actions; names are checked when the index assembles the chart. */
+export type ConnectionState = StateNodeConfig<
+  ConnectionContext,
+  ConnectionEvent,
+  Actors,
+  { type: string; params: unknown },
+  { type: string; params: unknown },
+  Delays,
+  string,
+  unknown,
+  ConnectionEmitted,
+  Record<string, unknown>,
+  Record<string, unknown>
+>;
+
+/** Spawns one POST child per send, in order, and records who waits on each. */
+export function spawnPosts(
+  context: ConnectionContext,
+  spawn: (src: 'postStream', options: { id: `post-${number}`; input: PostStreamInput }) => unknown,
+  sends: readonly QueuedSend[],
+): Pick<ConnectionContext, 'nextPostId' | 'posts'> {
+  let next = context.nextPostId;
+  const posts = { ...context.posts };
+  for (const send of sends) {
+    const id: `post-${number}` = `post-${next++}`;
+    spawn('postStream', { id, input: postInput(context, send) });
+    posts[id] = { ticket: send.ticket, requestIds: requestIdsOf(send.message), origin: send.origin };
+  }
+  return { nextPostId: next, posts };
+}
+
+/** Guards more than one concern asks. */
+export const sharedGuards = guards({
+  isInitializeResult: ({ event }) =>
+    event.type === 'post.done' && isRequest(event.message, INITIALIZE) && event.response !== undefined && 'result' in event.response,
+  isInitializedAccepted: ({ event }) => event.type === 'post.done' && isRequest(event.message, INITIALIZED),
+  isCancellation: ({ event }) => event.type === 'send' && cancelledRequestId(event.message) !== undefined,
+  isSessionMissing: ({ event }) => event.type === 'post.failed' && isSessionMissing(event.error),
+  /** A 404 for a session already replaced (a slow call racing a recovery): not this session's end. */
+  isStaleSessionMissing: ({ context, event }) =>
+    event.type === 'post.failed' && isSessionMissing(event.error) && event.sessionId !== context.sessionId && event.origin === 'caller',
+  /**
+   * A1: a 401 is authorized once per message (a second 401 after a successful flow fails the
+   * call); A2: a 403 insufficient_scope steps up at most maxStepUpRetries times.
+   */
+  needsAuthorization: ({ context, event }) => {
+    if (event.type !== 'post.failed' || !context.options.authorization) return false;
+    const status = statusOf(event.error);
+    if (status === 401) return event.attempts.auth === 0;
+    return (
+      status === 403 &&
+      challengeOf(event.error)?.error === 'insufficient_scope' &&
+      event.attempts.stepUps < context.options.maxStepUpRetries
+    );
+  },
+});
+
+/** Actions more than one concern takes. */
+export const sharedActions = actions({
+  spawnPost: assign(({ context, event, spawn }) => {
+    assertEvent(event, 'send');
+    return spawnPosts(context, spawn, [{ ...event, origin: 'caller' }]);
+  }),
+  /** Re-established (F3) or authorized (A1): the queued messages go out in order. */
+  flushQueue: assign(({ context, spawn }) => ({ ...spawnPosts(context, spawn, context.queue), queue: [] })),
+  queueSend: assign(({ context, event }) => {
+    assertEvent(event, 'send');
+    return { queue: [...context.queue, { ...event, origin: 'caller' as const }] };
+  }),
+  /** A report's POST child is done: stop it now, since live children make every later spawn slower. */
+  stopPost: enqueueActions(({ context, event, enqueue }) => {
+    assertEvent(event, ['post.done', 'post.failed']);
+    enqueue(stopChild(event.postId));
+    const { [event.postId]: _done, ...posts } = context.posts;
+    enqueue.assign({ posts });
+  }),
+  adoptSession: assign(({ context, event }) => {
+    assertEvent(event, 'post.done');
+    if (event.response === undefined || !('result' in event.response)) return {};
+    const version = event.response.result.protocolVersion;
+    return { sessionId: event.sessionId, ...versionFields(typeof version === 'string' ? version : context.protocolVersion) };
+  }),
+  deliverResponse: ({ context, event }) => {
+    assertEvent(event, 'post.done');
+    if (event.response !== undefined) context.sink.deliver(event.response);
+  },
+  answerFailure: enqueueActions(({ context, event, enqueue }) => {
+    assertEvent(event, 'post.failed');
+    failCall(context.sink, requestIdsOf(event.message), event.ticket, event.error);
+    // A stream that broke after send() resolved: onerror is where its original error can still be seen (F6).
+    if (event.error instanceof StreamEndedError) enqueue(emit({ type: 'warning', error: event.error }));
+  }),
+  /** Like answerFailure, with the session-expired error as the reason (its cause is the 404). */
+  answerExpired: ({ context, event }) => {
+    assertEvent(event, 'post.failed');
+    const error: Error = context.error ?? event.error;
+    for (const id of requestIdsOf(event.message)) context.sink.deliver(failureResponse(id, error));
+    event.ticket.failed(error);
+  },
+  /** A1, A2: the message waits for authorization, then goes again; the challenge says what to ask for. */
+  holdForAuthorization: assign(({ context, event }) => {
+    assertEvent(event, 'post.failed');
+    const attempts =
+      statusOf(event.error) === 401
+        ? { ...event.attempts, auth: event.attempts.auth + 1 }
+        : { ...event.attempts, stepUps: event.attempts.stepUps + 1 };
+    return {
+      authChallenge: challengeOf(event.error) ?? context.authChallenge,
+      queue: [...context.queue, { message: event.message, ticket: event.ticket, origin: event.origin, attempts }],
+    };
+  }),
+  returnTo: assign((_, params: { state: AuthReturn }) => ({ authReturn: params.state })),
+  /**
+   * R8: the caller cancelled a request: its POST stream, backoff timer and resume GET stop now,
+   * and a queued copy is dropped. The cancellation itself is still sent.
+   */
+  cancelRequest: enqueueActions(({ context, event, enqueue }) => {
+    assertEvent(event, 'send');
+    const id = cancelledRequestId(event.message);
+    if (id === undefined) return;
+    const cancelled = new StreamEndedError('request cancelled by the client');
+    const posts: ConnectionContext['posts'] = {};
+    for (const [childId, post] of Object.entries(context.posts)) {
+      if (!post.requestIds.includes(id)) {
+        posts[childId] = post;
+        continue;
+      }
+      post.ticket.failed(cancelled);
+      enqueue(stopChild(childId));
+    }
+    const kept = context.queue.filter((queued) => !requestIdsOf(queued.message).includes(id));
+    for (const dropped of context.queue) if (!kept.includes(dropped)) dropped.ticket.failed(cancelled);
+    enqueue.assign({ posts, queue: kept });
+  }),
+  /** Sends are refused: with why the transport failed, else because it is closed (F4). */
+  rejectSend: ({ context, event }) => {
+    assertEvent(event, ['send', 'session.terminate']);
+    event.ticket.failed(context.error ?? new TransportClosedError('transport is closed or not started; call start()'));
+  },
+});
+
+export type { PostRecord };

@@ -1,0 +1,94 @@
+/**
+ * The connection chart: one MCP Streamable HTTP connection (spec 2025-11-25) as a statechart.
+ * Each concern keeps its states, guards and actions together in its own file; this file only
+ * assembles them:
+ *
+ *   lifecycle.ts      idle, closed, failed, and what every state takes
+ *   session.ts        connecting, initializing, open (session + standalone regions)
+ *   authorization.ts  authorizing (A1, A2)
+ *   recovery.ts       recovering, reconnecting (F3)
+ *   legacy.ts         the 2024-11-05 HTTP+SSE fallback (L1, L2)
+ *   closing.ts        close() from an open session or elsewhere, terminateSession() (F1, B2)
+ *   base.ts           the typed setup, shared guards and actions; types.ts: context and events
+ */
+import { connectionSetup, sharedActions, sharedGuards } from './base.js';
+import { authorizationActions, authorizationGuards, authorizingState } from './authorization.js';
+import { closingActions, closingGuards, closingState, standaloneDone } from './closing.js';
+import { legacyActions, legacyGuards, legacyState } from './legacy.js';
+import { everywhere, lifecycleActions, lifecycleGuards, lifecycleStates } from './lifecycle.js';
+import { recoveryActions, recoveryGuards, recoveryStates } from './recovery.js';
+import { sessionActions, sessionGuards, sessionStates } from './session.js';
+
+export const connectionMachine = connectionSetup
+  .extend({
+    guards: {
+      ...sharedGuards,
+      ...lifecycleGuards,
+      ...sessionGuards,
+      ...authorizationGuards,
+      ...recoveryGuards,
+      ...legacyGuards,
+      ...closingGuards,
+      standaloneDone,
+    },
+    actions: {
+      ...sharedActions,
+      ...lifecycleActions,
+      ...sessionActions,
+      ...authorizationActions,
+      ...recoveryActions,
+      ...legacyActions,
+      ...closingActions,
+    },
+  })
+  .createMachine({
+    id: 'connection',
+    context: ({ input }) => ({
+      ...input,
+      sessionId: undefined,
+      protocolVersion: undefined,
+      batching: false,
+      initializeRequest: undefined,
+      sessionMissing: false,
+      expiredSessionId: undefined,
+      queue: [],
+      error: undefined,
+      authChallenge: undefined,
+      authReturn: 'connecting',
+      legacyEndpoint: undefined,
+      fallbackCause: undefined,
+      sessionIdMismatchReported: false,
+      recoveriesWithoutProgress: 0,
+      nextPostId: 0,
+      posts: {},
+      terminateTicket: undefined,
+      standaloneResumeFrom: undefined,
+    }),
+    initial: 'idle',
+    on: everywhere,
+    states: {
+      idle: lifecycleStates.idle,
+      ...sessionStates,
+      authorizing: authorizingState,
+      legacy: legacyState,
+      ...recoveryStates,
+      closing: closingState,
+      closed: lifecycleStates.closed,
+      failed: lifecycleStates.failed,
+    },
+  });
+
+export type ConnectionMachine = typeof connectionMachine;
+
+export type {
+  AuthReturn,
+  ConnectionContext,
+  ConnectionEmitted,
+  ConnectionEvent,
+  ConnectionInput,
+  DeleteSessionInput,
+  LegacyStreamReport,
+  PostRecord,
+  QueuedSend,
+} from './types.js';
+export { failureResponse, fingerprint } from './base.js';

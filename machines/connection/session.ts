@@ -1,0 +1,203 @@
+/**
+ * Session: initialize (connecting), notifications/initialized (initializing), and the open
+ * session with its two regions: the session itself and the optional standalone stream (G6).
+ */
+import { assertEvent, assign, emit, enqueueActions } from 'xstate';
+import { asFailure, ProtocolError, StreamEndedError } from '../errors.js';
+import { INITIALIZE, isRequest, spawnPosts, actions, guards, type ConnectionState } from './base.js';
+import { authorizeFrom } from './authorization.js';
+import { sessionClosingStates } from './closing.js';
+
+export const sessionGuards = guards({
+  isInitialize: ({ event }) => event.type === 'send' && isRequest(event.message, INITIALIZE),
+  isInitializeFailure: ({ event }) => (event.type === 'post.failed' || event.type === 'post.done') && isRequest(event.message, INITIALIZE),
+  isOtherSessionId: ({ context, event }) =>
+    event.type === 'post.done' &&
+    event.sessionId !== undefined &&
+    context.sessionId !== undefined &&
+    event.sessionId !== context.sessionId &&
+    !context.sessionIdMismatchReported,
+  /** A session re-established and no call answered since: another 404 is not the session's fault to chase again. */
+  recoveredWithoutProgress: ({ context }) => context.recoveriesWithoutProgress > 0,
+  standaloneEnabled: ({ context }) => context.options.standaloneStream,
+  authorizes: ({ context }) => context.options.authorization,
+});
+
+export const sessionActions = actions({
+  cacheInitialize: assign(({ event }) => {
+    assertEvent(event, 'send');
+    const message = event.message;
+    return {
+      initializeRequest: !Array.isArray(message) && 'id' in message && 'method' in message ? message : undefined,
+      sessionId: undefined,
+      protocolVersion: undefined,
+      sessionMissing: false,
+    };
+  }),
+  failInitialize: assign(({ event }) => {
+    assertEvent(event, ['post.failed', 'post.done']);
+    return {
+      error: asFailure(
+        event.type === 'post.failed' ? event.error : new ProtocolError('initialize was answered without an InitializeResult'),
+      ),
+    };
+  }),
+  reportOtherSessionId: enqueueActions(({ enqueue }) => {
+    enqueue.assign({ sessionIdMismatchReported: true });
+    enqueue.emit({
+      type: 'warning',
+      error: new ProtocolError('server sent a different session ID on a later response; keeping the established one'),
+    });
+  }),
+  resetRecoveries: assign({ recoveriesWithoutProgress: 0 }),
+  /** F3: a call that met the 404 of a session already replaced goes again, once, on the current one. */
+  resendOnCurrentSession: assign(({ context, event, spawn }) => {
+    assertEvent(event, 'post.failed');
+    return spawnPosts(context, spawn, [{ message: event.message, ticket: event.ticket, origin: 'retry', attempts: event.attempts }]);
+  }),
+  reportStandaloneDegraded: emit(({ event }) => {
+    assertEvent(event, 'standalone.degraded');
+    return { type: 'warning' as const, error: event.error };
+  }),
+  /** W1: a restored stream position is for the restored session's first standalone stream only. */
+  spendRestoredCursor: assign({ standaloneResumeFrom: undefined }),
+  /** W2: the streams' waits pause offline, and go at once when the network is back. */
+  tellStreams: enqueueActions(({ context, event, self, enqueue }) => {
+    assertEvent(event, ['network.offline', 'network.online']);
+    const children = self.getSnapshot().children;
+    for (const id of [...Object.keys(context.posts), 'standalone']) {
+      if (id in children) enqueue.sendTo(id, { type: event.type });
+    }
+  }),
+  reportStandaloneGone: emit(({ event }) => {
+    assertEvent(event, 'standalone.sessionMissing');
+    return {
+      type: 'warning' as const,
+      error: new StreamEndedError('standalone stream: the server answers 404 for a session just re-established; not listening any more', {
+        cause: event.error,
+      }),
+    };
+  }),
+});
+
+/** A 404 for a session replaced meanwhile is not this session's end (F3). */
+const staleSessionMissing = { guard: 'isStaleSessionMissing', actions: ['stopPost', 'resendOnCurrentSession'] } as const;
+const otherFailure = { actions: ['answerFailure', 'stopPost'] } as const;
+const otherAnswer = { actions: ['deliverResponse', 'stopPost'] } as const;
+
+export const sessionStates = {
+  /** The initialize POST is in flight, or awaited. */
+  connecting: {
+    tags: ['connecting'],
+    on: {
+      send: [{ guard: 'isInitialize', actions: ['cacheInitialize', 'spawnPost'] }, { actions: 'spawnPost' }],
+      'post.done': [
+        { guard: 'isInitializeResult', target: 'initializing', actions: ['adoptSession', 'deliverResponse', 'stopPost'] },
+        { guard: 'isInitializeFailure', target: 'failed', actions: ['deliverResponse', 'stopPost', 'failInitialize'] },
+        otherAnswer,
+      ],
+      'post.failed': [
+        authorizeFrom('connecting'),
+        { guard: 'canFallBackToLegacy', target: 'legacy', actions: ['stopPost', 'holdForLegacy'] },
+        { guard: 'isInitializeFailure', target: 'failed', actions: ['answerFailure', 'stopPost', 'failInitialize'] },
+        otherFailure,
+      ],
+    },
+  },
+  /** InitializeResult received; waiting for notifications/initialized to be accepted. */
+  initializing: {
+    tags: ['connecting'],
+    on: {
+      send: { actions: 'spawnPost' },
+      'post.done': [{ guard: 'isInitializedAccepted', target: 'open', actions: 'stopPost' }, otherAnswer],
+      'post.failed': [
+        authorizeFrom('initializing'),
+        staleSessionMissing,
+        { guard: 'isSessionMissing', target: 'failed', actions: ['stopPost', 'expireSession', 'answerExpired'] },
+        otherFailure,
+      ],
+    },
+  },
+  open: {
+    type: 'parallel',
+    exit: 'spendRestoredCursor',
+    on: {
+      send: [{ guard: 'isCancellation', actions: ['cancelRequest', 'spawnPost'] }, { actions: 'spawnPost' }],
+      'post.done': [
+        { guard: 'isOtherSessionId', actions: ['reportOtherSessionId', 'deliverResponse', 'stopPost'] },
+        { guard: 'recoveredWithoutProgress', actions: ['resetRecoveries', 'deliverResponse', 'stopPost'] },
+        otherAnswer,
+      ],
+      'post.failed': [
+        authorizeFrom('open'),
+        staleSessionMissing,
+        { guard: 'isSessionMissing', target: 'recovering', actions: 'stopPost' },
+        otherFailure,
+      ],
+      'standalone.sessionMissing': [{ guard: 'recoveredWithoutProgress', actions: 'reportStandaloneGone' }, { target: 'recovering' }],
+      'standalone.degraded': { actions: 'reportStandaloneDegraded' },
+      'standalone.unauthorized': {
+        guard: 'authorizes',
+        target: 'authorizing',
+        actions: ['holdStandaloneChallenge', { type: 'returnTo', params: { state: 'open' } }],
+      },
+    },
+    states: {
+      session: {
+        initial: 'active',
+        states: {
+          active: {
+            tags: ['connected'],
+            on: {
+              // F1: DELETE first, while the standalone stream still runs (the server ends it and
+              // its connection is reused), then everything stops. Defined here, in the session
+              // region, so that the standalone region is not exited and re-entered.
+              close: [{ guard: 'shouldTerminate', target: 'closing' }, { target: '#connection.closing' }],
+              'session.terminate': [
+                { guard: 'hasSession', target: 'terminating', actions: 'holdTerminateTicket' },
+                { actions: 'acknowledgeTerminate' },
+              ],
+            },
+          },
+          ...sessionClosingStates,
+        },
+      },
+      /** The optional server-to-client stream; its lifetime is the session's (G6). */
+      standalone: {
+        initial: 'deciding',
+        states: {
+          deciding: { always: [{ guard: 'standaloneEnabled', target: 'active' }, { target: 'off' }] },
+          active: {
+            invoke: {
+              id: 'standalone',
+              src: 'standaloneStream',
+              input: ({ context }) => ({
+                sessionId: context.sessionId,
+                protocolVersion: context.protocolVersion,
+                options: context.options,
+                lastEventId: context.standaloneResumeFrom,
+              }),
+              onDone: 'ended',
+            },
+          },
+          off: {},
+          /** The server offers no standalone stream (G2). */
+          ended: {},
+        },
+      },
+      /**
+       * W2: the host's network signal (a browser's offline/online events), watched while the session
+       * is open. Offline, the streams' waits pause and the facade fails sends fast; online, every
+       * waiting stream reconnects at once.
+       */
+      network: {
+        invoke: { id: 'network', src: 'networkStatus', input: {} },
+        initial: 'online',
+        states: {
+          online: { on: { 'network.offline': { target: 'offline', actions: 'tellStreams' } } },
+          offline: { tags: ['offline'], on: { 'network.online': { target: 'online', actions: 'tellStreams' } } },
+        },
+      },
+    },
+  },
+} as const satisfies Record<string, ConnectionState>;

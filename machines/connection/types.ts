@@ -1,0 +1,111 @@
+/** The connection chart's vocabulary: its input, context, events in and events out. */
+import type {
+  AuthChallenge,
+  ChartOptions,
+  JSONRPCId,
+  JSONRPCMessage,
+  JSONRPCRequest,
+  MessageSink,
+  NetworkEvent,
+  SendAttempts,
+  SendTicket,
+} from '../events.js';
+import type { PostOrigin, PostStreamReport } from '../post-stream.js';
+import type { StandaloneStreamReport } from '../standalone-stream.js';
+
+export interface ConnectionInput {
+  options: ChartOptions;
+  sink: MessageSink;
+  /** The host's I/O, opaque to the chart: the provided actors find it here (one actor system per transport). */
+  io?: unknown;
+}
+
+export interface DeleteSessionInput {
+  sessionId: string;
+  protocolVersion: string | undefined;
+}
+
+export type ConnectionEvent =
+  | { type: 'start' }
+  | ({ type: 'send' } & Omit<QueuedSend, 'origin'>)
+  | { type: 'protocolVersion.set'; version: string }
+  | { type: 'close' }
+  | { type: 'session.terminate'; ticket: SendTicket }
+  /** A warning from the host's I/O (a bad event on a stream): the chart emits it, the one channel for warnings. */
+  | { type: 'warning'; error: Error }
+  | PostStreamReport
+  | StandaloneStreamReport
+  | LegacyStreamReport
+  /** W2: the host's network signal (the `networkStatus` actor). */
+  | NetworkEvent;
+
+/** What the legacy (2024-11-05) stream actor tells the chart (L1). */
+export type LegacyStreamReport =
+  | { type: 'legacy.endpoint'; endpoint: string }
+  | { type: 'legacy.ended'; error: Error };
+
+/** What the running chart tells its host (the facade, a UI) without being asked. */
+export type ConnectionEmitted =
+  | { type: 'warning'; error: Error }
+  | { type: 'failed'; error: Error }
+  | { type: 'closed' }
+  /** The session was re-established (F3); IDs are fingerprints, never the IDs themselves (X1). */
+  | { type: 'session.changed'; previous: string | undefined; current: string | undefined };
+
+/** The states that can meet a 401 or 403 and return once authorized. */
+export type AuthReturn = 'connecting' | 'initializing' | 'open';
+
+/** A message waiting for a session to exist again. */
+export interface QueuedSend {
+  message: JSONRPCMessage | JSONRPCMessage[];
+  ticket: SendTicket;
+  origin: PostOrigin;
+  /** Authorization already gone through for this message (A1, A2). */
+  attempts?: SendAttempts | undefined;
+  /** R10: resume an earlier stream instead of POSTing. */
+  resumptionToken?: string | undefined;
+  onResumptionToken?: ((token: string) => void) | undefined;
+}
+
+/** What the chart keeps of each POST child it spawned, so it never reads a child's snapshot. */
+export interface PostRecord {
+  ticket: SendTicket;
+  requestIds: readonly JSONRPCId[];
+  origin: PostOrigin;
+}
+
+export interface ConnectionContext extends ConnectionInput {
+  sessionId: string | undefined;
+  protocolVersion: string | undefined;
+  /** H1: the negotiated protocol revision allows JSON-RPC batches in one POST (2025-03-26 only). */
+  batching: boolean;
+  /** The client's `initialize` request, kept to re-establish an expired session (F3). */
+  initializeRequest: JSONRPCRequest | undefined;
+  /** The server said the session is gone: no DELETE for it (F1). */
+  sessionMissing: boolean;
+  /** The session that expired, while it is being replaced (for `session.changed`). */
+  expiredSessionId: string | undefined;
+  /** Messages held while the session is re-established, sent in order afterwards (F3). */
+  queue: QueuedSend[];
+  /** Why the transport failed; `send()` rejects with exactly this while failed (F4). */
+  error: Error | undefined;
+  /** The last `WWW-Authenticate` challenge: what the next authorization asks for (A1, A2). */
+  authChallenge: AuthChallenge | undefined;
+  /** The state that met the 401 or 403, where authorizing returns to. */
+  authReturn: AuthReturn;
+  /** L1: where messages are POSTed on the legacy HTTP+SSE transport. */
+  legacyEndpoint: string | undefined;
+  /** L1: the initialize failure that started the fallback, kept for the error if the fallback fails too. */
+  fallbackCause: Error | undefined;
+  /** A different session ID was already reported once (H7). */
+  sessionIdMismatchReported: boolean;
+  /** Sessions re-established since a call last got its response (bounds recovery loops, F3). */
+  recoveriesWithoutProgress: number;
+  nextPostId: number;
+  /** The POST children running, by id: who waits on each, and for which requests. */
+  posts: Record<string, PostRecord>;
+  /** The caller of terminateSession() while its DELETE runs. */
+  terminateTicket: SendTicket | undefined;
+  /** W1: a restored session's standalone stream resumes from here, once (spent when `open` is left). */
+  standaloneResumeFrom: string | undefined;
+}
