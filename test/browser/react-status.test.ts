@@ -229,8 +229,10 @@ describe('the status page in headless Chromium', () => {
     await page.getByRole('button', { name: 'Call echo' }).click();
     await expect.poll(() => result().innerText(), patience).toMatch(/^echo failed: .*offline/);
     await screenshot('react-status-offline.png');
+    const back = performance.now();
     await browser!.setOffline(false);
     await expect.poll(() => badge().innerText(), { timeout: 1_000, interval: 20 }).toBe('connected');
+    console.log(`W2: connected again ${(performance.now() - back).toFixed(0)} ms after going online`);
     await expect.poll(() => page.getByTestId('standalone-state').innerText(), patience).toMatch(/^listening/);
     expect(await history()).toBe('idle → connected → offline → connected');
     await page.getByRole('button', { name: 'Call echo' }).click();
