@@ -80,15 +80,5 @@ export const connectionMachine = connectionSetup
 
 export type ConnectionMachine = typeof connectionMachine;
 
-export type {
-  AuthReturn,
-  ConnectionContext,
-  ConnectionEmitted,
-  ConnectionEvent,
-  ConnectionInput,
-  DeleteSessionInput,
-  LegacyStreamReport,
-  PostRecord,
-  QueuedSend,
-} from './types.js';
+export type * from './types.js';
 export { failureResponse, fingerprint } from './base.js';

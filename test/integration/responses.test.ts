@@ -565,6 +565,9 @@ describe('H. Session ID checks', () => {
 describe('S. Server-sent events through HTTP', () => {
   it('S4: an event with invalid JSON and one that is JSON but not JSON-RPC are reported with the raw text cut to 1 KB; the stream continues', async () => {
     const { server, h } = await connected();
+    // One channel for warnings: the chart emits each one, so an inspector sees what onerror sees.
+    const emitted: Error[] = [];
+    h.transport.actor.on('warning', ({ error }) => emitted.push(error));
     const invalidJson = `{"broken": ${fiveKB}`;
     const notJsonRpc = { hello: 'world' };
     const note = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'still here' } };
@@ -581,6 +584,7 @@ describe('S. Server-sent events through HTTP', () => {
     expect(bad.message).toContain('{"broken": zzz');
     expectCutTo1KB(bad.message);
     expect(notRpc.message).toContain(JSON.stringify(notJsonRpc));
+    expect(emitted).toEqual(h.errors);
   });
 
   it('S6: a multi-byte UTF-8 character split across two TCP writes arrives intact', async () => {
