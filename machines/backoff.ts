@@ -9,6 +9,12 @@ export const defaultReconnection: ReconnectionOptions = {
   jitter: true,
 };
 
+/**
+ * R4: the shortest wait before any stream is reopened, whatever the server says (`retry: 0`,
+ * instant refusals) or the options ask: no stream is reopened more than about 10 times a second.
+ */
+export const minReconnectDelay = 100;
+
 /** Largest `retry:` honoured (X2: absurd values are clamped). */
 export const maxServerRetryMs = 3_600_000;
 
@@ -19,8 +25,9 @@ export function clampRetry(value: number): number | undefined {
 }
 
 /**
- * Delay before reconnect attempt `attempt` (1-based), R4: the stream's own `retry` exactly,
- * otherwise `initial × grow^(attempt−1)` capped at the maximum, plus full jitter.
+ * Delay before reconnect attempt `attempt` (1-based), R4: after a stream ended, its own `retry`
+ * exactly (`retryMs`); otherwise `initial × grow^(attempt−1)` capped at the maximum, plus full
+ * jitter. Never below the floor (`minReconnectDelay`).
  */
 export function reconnectDelay(
   attempt: number,
@@ -28,12 +35,12 @@ export function reconnectDelay(
   options: ReconnectionOptions,
   random: () => number,
 ): number {
-  if (retryMs !== undefined) return retryMs;
+  if (retryMs !== undefined) return Math.max(retryMs, minReconnectDelay);
   const base = Math.min(
     options.initialReconnectionDelay * options.reconnectionDelayGrowFactor ** Math.max(attempt - 1, 0),
     options.maxReconnectionDelay,
   );
-  return options.jitter ? base + Math.floor(random() * base) : base;
+  return Math.max(options.jitter ? base + Math.floor(random() * base) : base, minReconnectDelay);
 }
 
 export interface ScheduledWaitInput {
@@ -76,6 +83,11 @@ export interface PlannedWait {
 export interface WaitContext {
   attempt: number;
   retryMs: number | undefined;
+  /**
+   * What the wait follows: a stream that was open and ended ('ended', where the server's `retry`
+   * applies), or an attempt to open one that failed ('failed': status, network; backoff only).
+   */
+  waitAfter: 'ended' | 'failed';
   options: ChartOptions;
   /** W3: the current (or last) wait; read it only while the stream carries the `waiting` tag. */
   wait: PlannedWait | undefined;
@@ -83,14 +95,20 @@ export interface WaitContext {
   offline: boolean;
 }
 
-/** The delay of the next reconnect of a stream (R4). */
+/** The delay of the next reconnect of a stream (R4): `retry` never shortens the backoff after a failed attempt. */
 export function nextReconnectDelay(context: WaitContext): number {
-  return reconnectDelay(context.attempt, context.retryMs, context.options.reconnection, context.options.random);
+  const retryMs = context.waitAfter === 'ended' ? context.retryMs : undefined;
+  return reconnectDelay(context.attempt, retryMs, context.options.reconnection, context.options.random);
 }
 
-/** The standalone stream's wait once its budget is spent (G5). */
+/** The standalone stream's wait once its budget is spent (G5): the ceiling, or the server's longer `retry`. */
 export function ceilingDelay(context: WaitContext): number {
-  return context.retryMs ?? context.options.reconnection.maxReconnectionDelay;
+  return Math.max(context.retryMs ?? 0, context.options.reconnection.maxReconnectionDelay, minReconnectDelay);
+}
+
+/** R11: an event id that can be sent back as a `Last-Event-ID` header (visible ASCII, inner spaces allowed). */
+export function isResumableEventId(id: string): boolean {
+  return /^[\x21-\x7E](?:[\x20-\x7E]*[\x21-\x7E])?$/.test(id);
 }
 
 /** W3: a wait computed once, so the timer, a caller's scheduler and a UI all see the same delay. */

@@ -101,3 +101,11 @@ export function asFailure(error: unknown): Error {
 export function toError(value: unknown): Error {
   return value instanceof Error ? value : new Error(String(value));
 }
+
+/**
+ * Formats an error's stack now. Until then V8 keeps the captured frames, and with them the
+ * scopes of the functions on the stack: an error kept for long must not keep those alive (P12).
+ */
+export function formatStack(error: Error): void {
+  if (error.stack === undefined) error.stack = error.message;
+}

@@ -52,7 +52,11 @@ export interface MessageSink {
 /** The caller awaiting `send()`: settled once, by whichever state decides first. */
 export interface SendTicket {
   accepted(): void;
-  failed(error: Error): void;
+  /**
+   * Rejects `send()` if it is still pending. True when it was: the caller learned of the failure
+   * there (P10), so no synthetic answer is needed; false when `send()` had already resolved.
+   */
+  failed(error: Error): boolean;
 }
 
 /** Reconnection settings, named as in the official SDK's `reconnectionOptions`. */

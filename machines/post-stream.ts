@@ -12,7 +12,7 @@ import type {
   SendTicket,
   StreamEnd,
 } from './events.js';
-import { nextReconnectDelay, plannedDelay, planWait, scheduledWait, waitStates, type PlannedWait, type WaitContext } from './backoff.js';
+import { isResumableEventId, nextReconnectDelay, plannedDelay, planWait, scheduledWait, waitStates, type PlannedWait, type WaitContext } from './backoff.js';
 import { isSessionMissing, MessageTooLargeError, statusOf, StreamEndedError, toError } from './errors.js';
 
 /**
@@ -113,11 +113,21 @@ export interface PostStreamContext extends PostStreamInput {
   retryMs: number | undefined;
   /** Reconnects made since the last progress (R5). */
   attempt: number;
+  /** R4: the next wait follows a stream that ended (its `retry` applies) or a resume that failed (backoff). */
+  waitAfter: 'ended' | 'failed';
   error: Error | undefined;
   /** W3: the resume wait (tag `waiting`): its attempt and due time. */
   wait: PlannedWait | undefined;
   /** W2: the network is gone; a resume wait pauses. */
   offline: boolean;
+}
+
+/** R11: why a stream whose last event id cannot be a header is not resumed. */
+function unsendableIdError(cause: Error | undefined): StreamEndedError {
+  return new StreamEndedError(
+    'request stream cannot be resumed: its last event id is not visible ASCII, so it cannot be sent as Last-Event-ID',
+    { cause },
+  );
 }
 
 export function requestIdsOf(message: JSONRPCMessage | JSONRPCMessage[]): JSONRPCId[] {
@@ -162,6 +172,14 @@ export const postStreamMachine = setup({
   },
   guards: {
     isResumption: ({ context }) => context.resumptionToken !== undefined,
+    /** R11: a resumption token that cannot be a Last-Event-ID header fails at once. */
+    hasUnsendableToken: ({ context }) => context.resumptionToken !== undefined && !isResumableEventId(context.resumptionToken),
+    /** R11: the stream's last event id cannot be sent back, so it cannot be resumed. */
+    endedUnsendable: ({ context, event }) => {
+      if (event.type !== 'stream.ended') return false;
+      const lastEventId = event.end.lastEventId ?? context.lastEventId;
+      return lastEventId !== undefined && !isResumableEventId(lastEventId);
+    },
     isAccepted: (_, params: { result: PostResult }) => params.result.kind === 'accepted',
     isJson: (_, params: { result: PostResult }) => params.result.kind === 'json',
     /** `resumeStream()` awaits no response: its stream ending is its end. */
@@ -172,7 +190,7 @@ export const postStreamMachine = setup({
       if (event.end.error instanceof MessageTooLargeError) return false;
       const lastEventId = event.end.lastEventId ?? context.lastEventId;
       const attempt = event.end.progressed ? 0 : context.attempt;
-      return lastEventId !== undefined && attempt <= context.options.reconnection.maxRetries;
+      return lastEventId !== undefined && isResumableEventId(lastEventId) && attempt <= context.options.reconnection.maxRetries;
     },
     /** R6: 429, 5xx and network errors spend the same budget; a missing session or a 401 goes to the parent. */
     canRetry: ({ context }, params: { error: unknown }) =>
@@ -230,6 +248,7 @@ export const postStreamMachine = setup({
     seenIds: new Set<string>(),
     retryMs: undefined,
     attempt: 0,
+    waitAfter: 'ended',
     error: undefined,
     wait: undefined,
     offline: input.offline ?? false,
@@ -238,7 +257,11 @@ export const postStreamMachine = setup({
   on: { 'network.offline': { actions: 'noteOffline' }, 'network.online': { actions: 'noteOnline' } },
   states: {
     starting: {
-      always: [{ guard: 'isResumption', target: 'resuming', actions: 'acknowledge' }, { target: 'sending' }],
+      always: [
+        { guard: 'hasUnsendableToken', target: 'failed', actions: assign({ error: () => unsendableIdError(undefined) }) },
+        { guard: 'isResumption', target: 'resuming', actions: 'acknowledge' },
+        { target: 'sending' },
+      ],
     },
     sending: {
       invoke: {
@@ -308,8 +331,14 @@ export const postStreamMachine = setup({
               lastEventId: ({ context, event }) => event.end.lastEventId ?? context.lastEventId,
               retryMs: ({ context, event }) => event.end.retryMs ?? context.retryMs,
               attempt: ({ context, event }) => (event.end.progressed ? 1 : context.attempt + 1),
+              waitAfter: 'ended',
               stream: undefined,
             }),
+          },
+          {
+            guard: 'endedUnsendable',
+            target: 'failed',
+            actions: assign({ error: ({ event }) => unsendableIdError(event.end.error) }),
           },
           {
             target: 'failed',
@@ -359,7 +388,7 @@ export const postStreamMachine = setup({
           {
             guard: { type: 'canRetry', params: ({ event }) => ({ error: event.error }) },
             target: 'backoff',
-            actions: assign({ attempt: ({ context }) => context.attempt + 1 }),
+            actions: assign({ attempt: ({ context }) => context.attempt + 1, waitAfter: 'failed' }),
           },
           { target: 'failed', actions: assign({ error: ({ event }) => toError(event.error) }) },
         ],

@@ -1,7 +1,17 @@
 import { assign, enqueueActions, fromCallback, fromPromise, sendParent, sendTo, setup, stateIn } from 'xstate';
 import type { ChartOptions, GetResult, NetworkEvent, OpenStream } from './events.js';
 import type { ReadStreamInput, ReconnectDue, StreamReaderCommand, StreamReaderEvent } from './post-stream.js';
-import { ceilingDelay, nextReconnectDelay, plannedDelay, planWait, scheduledWait, waitStates, type PlannedWait, type WaitContext } from './backoff.js';
+import {
+  ceilingDelay,
+  isResumableEventId,
+  nextReconnectDelay,
+  plannedDelay,
+  planWait,
+  scheduledWait,
+  waitStates,
+  type PlannedWait,
+  type WaitContext,
+} from './backoff.js';
 import { isSessionMissing, statusOf, StreamEndedError, toError } from './errors.js';
 
 /** The optional server-to-client stream of a session (G1–G6). */
@@ -19,6 +29,8 @@ export interface OpenStandaloneInput {
   sessionId: string | undefined;
   protocolVersion: string | undefined;
   lastEventId: string | undefined;
+  /** G2: the stream was open before in this session: a 404 now means the session is gone, not "no GET route". */
+  established: boolean;
 }
 
 /** The connection chart's word to the stream: its session is closing (F1). */
@@ -36,6 +48,10 @@ export interface StandaloneStreamContext extends StandaloneStreamInput, WaitCont
   retryMs: number | undefined;
   /** Reconnects made since the last progress (R5); past the budget the stream waits at the ceiling (G5). */
   attempt: number;
+  /** R4: the next wait follows a stream that ended (its `retry` applies) or an open that failed (backoff). */
+  waitAfter: 'ended' | 'failed';
+  /** G2: the stream has been open in this session. */
+  established: boolean;
   lastError: Error | undefined;
   /** W3: the reconnect wait (tag `waiting`): its attempt and due time. */
   wait: PlannedWait | undefined;
@@ -99,7 +115,7 @@ export const standaloneStreamMachine = setup({
       const report: StandaloneStreamReport = {
         type: 'standalone.degraded',
         error: new StreamEndedError(
-          `standalone stream: ${context.attempt} reconnects without progress; retrying every ${context.options.reconnection.maxReconnectionDelay} ms`,
+          `standalone stream: ${context.attempt} reconnects without progress; retrying every ${ceilingDelay(context)} ms`,
           { cause: context.lastError },
         ),
       };
@@ -121,6 +137,9 @@ export const standaloneStreamMachine = setup({
     seenIds: new Set<string>(),
     retryMs: undefined,
     attempt: 0,
+    waitAfter: 'ended',
+    // W1: a restored stream with a place to resume from was open before the reload: a 404 means the session is gone.
+    established: input.lastEventId !== undefined,
     lastError: undefined,
     wait: undefined,
     offline: input.offline ?? false,
@@ -136,12 +155,16 @@ export const standaloneStreamMachine = setup({
           sessionId: context.sessionId,
           protocolVersion: context.protocolVersion,
           lastEventId: context.lastEventId,
+          established: context.established,
         }),
         onDone: [
           {
             guard: { type: 'gotStream', params: ({ event }) => ({ result: event.output }) },
             target: 'listening',
-            actions: assign({ stream: ({ event }) => (event.output.kind === 'sse' ? event.output.stream : undefined) }),
+            actions: assign({
+              stream: ({ event }) => (event.output.kind === 'sse' ? event.output.stream : undefined),
+              established: true,
+            }),
           },
           { target: 'unsupported' },
         ],
@@ -150,7 +173,7 @@ export const standaloneStreamMachine = setup({
           { guard: { type: 'isUnauthorized', params: failure }, target: 'gone', actions: { type: 'reportUnauthorized', params: failure } },
           {
             target: 'retrying',
-            actions: [assign({ lastError: ({ event }) => toError(event.error) }), 'countAttempt'],
+            actions: [assign({ lastError: ({ event }) => toError(event.error), waitAfter: 'failed' }), 'countAttempt'],
           },
         ],
       },
@@ -186,9 +209,12 @@ export const standaloneStreamMachine = setup({
           target: 'retrying',
           actions: assign({
             stream: undefined,
-            lastEventId: ({ context, event }) => event.end.lastEventId ?? context.lastEventId,
+            // R11: an id that cannot be a Last-Event-ID header is not kept: the stream reopens fresh.
+            lastEventId: ({ context, event }) =>
+              event.end.lastEventId !== undefined && isResumableEventId(event.end.lastEventId) ? event.end.lastEventId : context.lastEventId,
             retryMs: ({ context, event }) => event.end.retryMs ?? context.retryMs,
             attempt: ({ context, event }) => (event.end.progressed ? 1 : context.attempt + 1),
+            waitAfter: 'ended',
             lastError: ({ event }) => event.end.error,
           }),
         }],

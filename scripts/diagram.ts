@@ -13,10 +13,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition } from 'xstate';
+import type { AnyStateMachine, AnyStateNode } from 'xstate';
 import { connectionMachine } from '../machines/connection/index.js';
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
+import { descendants, transitionsOf } from '../src/view/chart-model.js';
 
 export const regionStart = '<!-- chart:start -->';
 export const regionEnd = '<!-- chart:end -->';
@@ -33,44 +34,6 @@ function labelText(text: string): string {
   return text.replace(/[:;#\r\n]+/g, ' ').replace(/\s+/g, ' ').trim();
 }
 
-/** A guard's name: a named guard, a parameterized one, `not`/`and`/`or`/`stateIn`, or an inline one. */
-function guardName(guard: unknown): string {
-  if (typeof guard === 'string') return guard;
-  if (typeof guard === 'object' && guard !== null && 'type' in guard && typeof guard.type === 'string') return guard.type;
-  if (typeof guard === 'function') {
-    const fn = guard as { name: string; guards?: unknown[]; stateValue?: unknown };
-    if (Array.isArray(fn.guards) && (fn.name === 'not' || fn.name === 'and' || fn.name === 'or')) {
-      return `${fn.name}(${fn.guards.map(guardName).join(', ')})`;
-    }
-    if (fn.name === 'stateIn' && fn.stateValue !== undefined) return `stateIn(${JSON.stringify(fn.stateValue)})`;
-    return fn.name === '' ? 'inline' : fn.name;
-  }
-  return 'inline';
-}
-
-/** Human name of an event descriptor: invoke and delay events by what they stand for. */
-function eventLabel(node: AnyStateNode, eventType: string): string {
-  for (const invoke of node.invoke) {
-    const name = typeof invoke.src === 'string' ? invoke.src : invoke.id;
-    if (eventType === `xstate.done.actor.${invoke.id}`) return `done(${name})`;
-    if (eventType === `xstate.error.actor.${invoke.id}`) return `error(${name})`;
-    if (eventType === `xstate.snapshot.${invoke.id}`) return `snapshot(${name})`;
-  }
-  for (const delayed of node.after) {
-    if (delayed.eventType === eventType) {
-      const delay = delayed.delay;
-      return `after ${typeof delay === 'number' ? `${delay}ms` : typeof delay === 'string' ? delay : 'inline delay'}`;
-    }
-  }
-  if (eventType === `xstate.done.state.${node.id}`) return `done.state(${node.key})`;
-  return eventType;
-}
-
-/** Every state node below `node`, depth first in document order. */
-export function descendants(node: AnyStateNode): AnyStateNode[] {
-  return Object.values(node.states).flatMap((child) => [child, ...descendants(child)]);
-}
-
 /** Mermaid identifiers: word characters only, not reserved, unique within one diagram. */
 function idAllocator(): (wanted: string) => string {
   const taken = new Set<string>();
@@ -84,21 +47,6 @@ function idAllocator(): (wanted: string) => string {
     taken.add(id);
     return id;
   };
-}
-
-/** The transitions of one node that change state, labelled, in document order. */
-function transitionsOf(node: AnyStateNode): { transition: AnyTransitionDefinition; label: string }[] {
-  const out: { transition: AnyTransitionDefinition; label: string }[] = [];
-  const add = (list: readonly AnyTransitionDefinition[], event: string) => {
-    list.forEach((transition, index) => {
-      const guarded = list.slice(0, index).some((earlier) => earlier.guard !== undefined);
-      const guard = transition.guard !== undefined ? ` [${guardName(transition.guard)}]` : guarded ? ' [else]' : '';
-      out.push({ transition, label: labelText(`${event}${guard}`) });
-    });
-  };
-  for (const [eventType, list] of node.transitions) add(list, eventLabel(node, eventType));
-  add(node.always ?? [], 'always');
-  return out.filter(({ transition }) => transition.target !== undefined && transition.target.length > 0);
 }
 
 /** The block an edge between two nodes is written in: their closest common container that is not parallel. */
@@ -137,7 +85,7 @@ export function machineToMermaid(machine: AnyStateMachine): string {
   for (const source of [root, ...descendants(root)]) {
     for (const { transition, label } of transitionsOf(source)) {
       for (const target of transition.target ?? []) {
-        const edge = { from: idOf(source), to: idOf(target), label };
+        const edge = { from: idOf(source), to: idOf(target), label: labelText(label) };
         if (source === root) rootHasEdges = true;
         const block = source === root ? null : edgeHome(source, target);
         const home = block === root ? null : block;

@@ -47,7 +47,8 @@ export const ioActors = {
   }),
   resumeStream: fromPromise<GetResult, ResumeInput>(({ input, signal, system }) => {
     const io = ioOf(system);
-    return openEventStream(io.http, io.sink, { ...input, authorization: io.authProvider !== undefined }, signal);
+    // A resume follows a stream of this session: a 404 to it is session-missing (R6).
+    return openEventStream(io.http, io.sink, { ...input, authorization: io.authProvider !== undefined, established: true }, signal);
   }),
   openStandalone: fromPromise<GetResult, OpenStandaloneInput>(({ input, signal, system }) => {
     const io = ioOf(system);
@@ -76,7 +77,11 @@ export const ioActors = {
     return openLegacyStream(
       io.http,
       io.sink,
-      { authorization: io.authProvider !== undefined, maxMessageBytes: io.options.maxMessageBytes },
+      {
+        authorization: io.authProvider !== undefined,
+        maxMessageBytes: io.options.maxMessageBytes,
+        endpointTimeout: io.options.legacyEndpointTimeout,
+      },
       (report) => {
         sendBack(report);
       },
@@ -87,6 +92,6 @@ export const ioActors = {
     networkEvents(ioOf(system).network, sendBack),
   ),
   deleteSession: fromPromise<{ status: number }, DeleteSessionInput>(({ input, signal, system }) =>
-    deleteSession(ioOf(system).http, input, signal),
+    deleteSession(ioOf(system).http, input, signal, ioOf(system).options.deleteTimeout),
   ),
 };

@@ -4,15 +4,19 @@
  *   tsx src/cli.ts demo            starts the official SDK's server on 127.0.0.1, connects the SDK Client
  *                                  through this transport, and prints the chart's lifecycle as it runs
  *   tsx src/cli.ts connect <url>   connects to a server, lists its tools, and closes
+ *   tsx src/cli.ts view [file]     serves the chart view on 127.0.0.1 (W5): live, or replaying a JSONL recording
  *
  * Not part of the published package (tsconfig.build.json leaves it out): the demo needs the SDK,
  * a dev dependency, and its demo server (src/demo-server.ts).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { inspect } from 'node:util';
 import type { AnyActorRef, StateValue } from 'xstate';
 import { StreamableHTTPClientTransport } from './index.js';
+import { serveView } from './view/server.js';
 import { startDemoServer, type DemoServer } from './demo-server.js';
 
 /** The longest a command may run before it gives up. */
@@ -196,7 +200,20 @@ async function connect(url: string): Promise<void> {
   }
 }
 
-const usage = 'usage: tsx src/cli.ts demo | tsx src/cli.ts connect <url>';
+/** W5: the chart view on 127.0.0.1 until Ctrl+C; with a file, it opens that recording. */
+async function view(file: string | undefined): Promise<void> {
+  const recording = file === undefined ? undefined : { text: await readFile(file, 'utf8'), name: basename(file) };
+  const server = await serveView(recording === undefined ? {} : { recording });
+  console.log(`chart view: ${server.url.href}${recording === undefined ? ' (live: attach a transport with attachToView(transport, url))' : ` (replaying ${recording.name})`}`);
+  console.log('Ctrl+C stops it.');
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await server.close();
+}
+
+const usage = 'usage: tsx src/cli.ts demo | tsx src/cli.ts connect <url> | tsx src/cli.ts view [recording.jsonl]';
 
 /** The error and its causes, outermost first. */
 function describe(error: unknown): string {
@@ -211,6 +228,11 @@ async function run(args: string[]): Promise<void> {
   const [command, ...rest] = args;
   if (command === 'demo' && rest.length === 0) return demo();
   if (command === 'connect' && rest.length === 1 && rest[0] !== undefined) return connect(rest[0]);
+  if (command === 'view' && rest.length <= 1) {
+    // The view runs until stopped: no command deadline.
+    clearTimeout(deadline);
+    return view(rest[0]);
+  }
   console.error(usage);
   process.exitCode = 2;
 }

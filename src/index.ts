@@ -24,3 +24,4 @@ export type {
 } from '../machines/events.js';
 export type { PlannedWait } from '../machines/backoff.js';
 export { createJsonlRecorder, toRecord, type JsonlRecord, type RecorderOptions } from './inspect.js';
+export { attachToView, viewInspector, type ViewBridge, type ViewBridgeOptions } from './view/bridge.js';

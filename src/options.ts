@@ -4,6 +4,7 @@ import { defaultReconnection } from '../machines/backoff.js';
 import type { FetchLike, TokenSource } from './http/client.js';
 import type { NetworkSignal } from './network.js';
 import type { SavedTransportState } from './saved-state.js';
+import type { ExchangeOptions } from './http/exchanges.js';
 
 /**
  * Options of `StreamableHTTPClientTransport`. The first group has the official SDK's names and
@@ -41,7 +42,7 @@ export interface StreamableHTTPClientTransportOptions {
   strict?: boolean | undefined;
   /** Treat a stream that sends nothing (not even a comment) for this many ms as dropped, and resume it (R9). Default off. */
   streamIdleTimeout?: number | undefined;
-  /** The largest single server-sent event accepted, in bytes (S5). Default 16 MiB. */
+  /** The largest message accepted, in bytes: one server-sent event (S5) or a JSON answer after decompression (P12). Default 16 MiB. */
   maxMessageBytes?: number | undefined;
   /**
    * W1: continue the session a `transport.saveState()` saved (e.g. before a page reload): no new
@@ -53,6 +54,8 @@ export interface StreamableHTTPClientTransportOptions {
    * (`navigator.onLine`, `offline`/`online` events), none on Node; `false`: ignore it.
    */
   network?: NetworkSignal | false | undefined;
+  /** L1, F7: longest wait for the legacy server's `endpoint` event before connect fails, in ms. Default 10,000. */
+  legacyEndpointTimeout?: number | undefined;
   /** An XState inspection observer, e.g. from `@statelyai/inspect` (U4). */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined;
 }
@@ -86,5 +89,15 @@ export function resolveChartOptions(
     reconnectionScheduler: options.reconnectionScheduler,
     random: Math.random,
     now: Date.now,
+  };
+}
+
+/** What the I/O actors need of the options. */
+export function resolveExchangeOptions(options: StreamableHTTPClientTransportOptions, chart: ChartOptions): ExchangeOptions {
+  return {
+    strict: chart.strict,
+    maxMessageBytes: chart.maxMessageBytes,
+    deleteTimeout: chart.deleteTimeout,
+    legacyEndpointTimeout: options.legacyEndpointTimeout ?? 10_000,
   };
 }

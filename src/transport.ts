@@ -8,7 +8,7 @@ import { resumePoint } from '../machines/standalone-stream.js';
 import { connectionSystemId, ioActors, type TransportIo } from './actors.js';
 import { HttpClient } from './http/client.js';
 import { baseHeaders } from './http/headers.js';
-import { resolveChartOptions, type StreamableHTTPClientTransportOptions } from './options.js';
+import { resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
 import { authorize, unauthorizedError } from './http/auth.js';
 import { browserNetwork } from './network.js';
@@ -33,9 +33,10 @@ function ticketFor(resolve: () => void, reject: (error: Error) => void): SendTic
       resolve();
     },
     failed(error) {
-      if (settled) return;
+      if (settled) return false;
       settled = true;
       reject(error);
+      return true;
     },
   };
 }
@@ -96,7 +97,7 @@ export class StreamableHTTPClientTransport {
     const io: TransportIo = {
       http: this.http,
       sink,
-      options: chartOptions,
+      options: resolveExchangeOptions(options, chartOptions),
       authProvider: options.authProvider,
       network: options.network === false ? undefined : (options.network ?? browserNetwork()),
     };
@@ -126,7 +127,11 @@ export class StreamableHTTPClientTransport {
   /** Begins a session; allowed again after close() or failure (F2). */
   start(): Promise<void> {
     if (!this.actor.getSnapshot().can({ type: 'start' })) {
-      return Promise.reject(new McpTransportError('transport already started; close() it before starting again'));
+      return Promise.reject(
+        new McpTransportError(
+          'transport already started: client.connect(transport) calls start() itself, so do not call start() before connect(); close() it before starting again',
+        ),
+      );
     }
     this.http.begin();
     this.actor.send({ type: 'start' });

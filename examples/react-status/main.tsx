@@ -1,10 +1,13 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { parseSavedState, StreamableHTTPClientTransport, type SavedTransportState } from '../../src/index.js';
+import { parseSavedState, StreamableHTTPClientTransport, viewInspector, type SavedTransportState, type StreamableHTTPClientTransportOptions } from '../../src/index.js';
 import { App, type PageMemory } from './app.js';
 
 // The MCP endpoint comes from the page's address: ?server=http://127.0.0.1:3000/mcp
 const server = new URLSearchParams(window.location.search).get('server');
+// W5: &view=http://127.0.0.1:PORT/ (the chart view, `tsx src/cli.ts view`) watches this page's transport live.
+const view = new URLSearchParams(window.location.search).get('view');
+const inspect = view === null ? {} : { inspect: viewInspector(view).inspect };
 const container = document.getElementById('root');
 if (!container) throw new Error('index.html has no #root');
 
@@ -22,7 +25,10 @@ function read(key: string): unknown {
  * W1: a transport that continues the session saved when the page was last left, if any (no new
  * initialize; the standalone stream resumes with Last-Event-ID), and saves it again on `pagehide`.
  */
-function pageTransport(endpoint: URL): { transport: StreamableHTTPClientTransport; memory: PageMemory } {
+function pageTransport(
+  endpoint: URL,
+  options: StreamableHTTPClientTransportOptions,
+): { transport: StreamableHTTPClientTransport; memory: PageMemory } {
   const key = `mcp-xstate-transport:${endpoint.href}`;
   const savedNotes = read(`${key}:notifications`);
   let restoreState: SavedTransportState | undefined;
@@ -34,12 +40,12 @@ function pageTransport(endpoint: URL): { transport: StreamableHTTPClientTranspor
   }
   let transport: StreamableHTTPClientTransport;
   try {
-    transport = new StreamableHTTPClientTransport(endpoint, restoreState === undefined ? {} : { restoreState });
+    transport = new StreamableHTTPClientTransport(endpoint, restoreState === undefined ? options : { ...options, restoreState });
   } catch (error) {
     // A state for another endpoint is refused: start a new session instead.
     console.warn('ignoring the saved transport state:', error);
     restoreState = undefined;
-    transport = new StreamableHTTPClientTransport(endpoint);
+    transport = new StreamableHTTPClientTransport(endpoint, options);
   }
   window.addEventListener('pagehide', () => {
     const state = transport.saveState();
@@ -67,7 +73,7 @@ createRoot(container).render(
         </p>
       </main>
     ) : (
-      <App {...pageTransport(new URL(server, window.location.href))} server={server} />
+      <App {...pageTransport(new URL(server, window.location.href), inspect)} server={server} />
     )}
   </StrictMode>,
 );

@@ -70,13 +70,13 @@ export function failureResponse(id: JSONRPCRequest['id'], error: Error): JSONRPC
 }
 
 /**
- * Settles a call with an error: the waiting client gets a synthetic response for each request
- * (P10; not for the SDK's UnauthorizedError, which reaches the caller through send() itself so
- * that `instanceof UnauthorizedError` holds, as with the SDK), and its send() rejects.
+ * Settles a call with an error (P10): a caller still awaiting send() gets the typed error there
+ * (the SDK Client rejects the call with it, UnauthorizedError included); only a call whose send()
+ * had resolved gets a synthetic response for each request, so it fails at once, not at its timeout.
  */
 export function failCall(sink: MessageSink, requestIds: readonly JSONRPCId[], ticket: SendTicket, error: Error): void {
-  if (!isUnauthorized(error)) for (const id of requestIds) sink.deliver(failureResponse(id, error));
-  ticket.failed(error);
+  if (ticket.failed(error) || isUnauthorized(error)) return;
+  for (const id of requestIds) sink.deliver(failureResponse(id, error));
 }
 
 /** A short, stable, non-reversible tag for a session ID, for events and logs (X1). */
@@ -90,7 +90,7 @@ export function fingerprint(sessionId: string | undefined): string | undefined {
   return `#${hash.toString(16).padStart(8, '0')}`;
 }
 
-export const noTicket: SendTicket = { accepted: () => undefined, failed: () => undefined };
+export const noTicket: SendTicket = { accepted: () => undefined, failed: () => false };
 
 /** The session and protocol version every request of this session carries. */
 export function versionFields(protocolVersion: string | undefined): Pick<ConnectionContext, 'protocolVersion' | 'batching'> {
@@ -267,9 +267,7 @@ export const sharedActions = actions({
   /** Like answerFailure, with the session-expired error as the reason (its cause is the 404). */
   answerExpired: ({ context, event }) => {
     assertEvent(event, 'post.failed');
-    const error: Error = context.error ?? event.error;
-    for (const id of requestIdsOf(event.message)) context.sink.deliver(failureResponse(id, error));
-    event.ticket.failed(error);
+    failCall(context.sink, requestIdsOf(event.message), event.ticket, context.error ?? event.error);
   },
   /** A1, A2: the message waits for authorization, then goes again; the challenge says what to ask for. */
   holdForAuthorization: assign(({ context, event }) => {

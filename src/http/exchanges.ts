@@ -6,25 +6,89 @@ import type {
   PostResult,
 } from '../../machines/events.js';
 import type { PostRequestInput } from '../../machines/post-stream.js';
-import { ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
+import { formatStack, McpTransportError, MessageTooLargeError, ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
 import { cut, isResponse, sessionIdSchema, validateMessage } from '../schema.js';
 import { HttpClient, redirectTarget, type Exchange } from './client.js';
 import { parseChallenge } from './auth.js';
 import { mediaType } from './headers.js';
-
-/** Largest error body read to look for a JSON-RPC error in it (P7). */
-const errorBodyLimit = 64 * 1024;
+import { errorBodyText, readBounded } from './body.js';
 
 export interface ExchangeOptions {
   strict: boolean;
   maxMessageBytes: number;
+  /** F7: longest wait for a DELETE (close and terminateSession()). */
+  deleteTimeout: number;
+  /** F7: longest wait for the legacy transport's `endpoint` event (L1). */
+  legacyEndpointTimeout: number;
+}
+
+/**
+ * F6: what actually went wrong, from the bottom of the cause chain: `connect ECONNREFUSED
+ * 127.0.0.1:3999`, `other side closed`, `Headers Overflow Error`, `unknown scheme`; never a bare
+ * "fetch failed". Every address of an AggregateError (localhost's ::1 and 127.0.0.1) is named.
+ */
+export function rootCauseOf(error: unknown): string {
+  const messages: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && current !== undefined && current !== null; depth++) {
+    if (current instanceof AggregateError && current.errors.length > 0) {
+      const inner = [...new Set(current.errors.map((e: unknown) => rootCauseOf(e)))].join('; ');
+      messages.push(inner);
+      break;
+    }
+    const message = current instanceof Error ? current.message : typeof current === 'string' ? current : '';
+    if (message !== '') messages.push(message);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  const root = messages.at(-1) ?? 'unknown error';
+  const first = messages[0];
+  return first !== undefined && first !== root ? `${root} (${first})` : root;
 }
 
 function networkError(error: unknown, what: string): Error {
   if (error instanceof Error && error.name === 'AbortError') return error;
-  if (error instanceof StreamableHTTPError || error instanceof ProtocolError) return error;
-  const reason = error instanceof Error ? error.message : String(error);
-  return new StreamableHTTPError(`${what} failed before any response: ${reason}`, { cause: error });
+  if (error instanceof McpTransportError) return error;
+  return new StreamableHTTPError(`${what} failed before any response: ${rootCauseOf(error)}`, { cause: error });
+}
+
+/** Warnings said once per transport (its sink), however often the server repeats itself. */
+const warned = new WeakMap<MessageSink, Set<string>>();
+
+function warnOnce(sink: MessageSink, key: string, error: () => Error): void {
+  let said = warned.get(sink);
+  if (said === undefined) warned.set(sink, (said = new Set()));
+  if (said.has(key)) return;
+  said.add(key);
+  sink.warn(error());
+}
+
+/**
+ * P11: a 400 whose JSON-RPC error message speaks of the session ("Bad Request: No valid session
+ * ID provided", as older SDK example servers answer an unknown session instead of 404).
+ */
+function complainsOfSession(body: string): boolean {
+  if (!/session/i.test(body)) return false;
+  try {
+    const value: unknown = JSON.parse(body);
+    if (typeof value !== 'object' || value === null || !('error' in value)) return false;
+    const { error } = value;
+    return typeof error === 'object' && error !== null && 'message' in error && typeof error.message === 'string' && /session/i.test(error.message);
+  } catch {
+    return false;
+  }
+}
+
+/** P8, P11: does this refusal of a request that carried `sessionId` say the session is gone? */
+function sessionGone(status: number, body: string, sessionId: string | undefined, sink: MessageSink, what: string): boolean {
+  if (sessionId === undefined) return false;
+  if (status === 404) return true;
+  if (status !== 400 || !complainsOfSession(body)) return false;
+  warnOnce(sink, 'P11', () =>
+    new ProtocolError(
+      `${what} answered HTTP 400 "${cut(body, 200)}" for an unknown session; the MCP specification asks for 404 (this server copies an older SDK example); treating the session as expired`,
+    ),
+  );
+  return true;
 }
 
 /** Done with a response: an unread body is cancelled (cheap, and frees the connection), then the request unlinked. */
@@ -33,26 +97,26 @@ function finish(exchange: Exchange): void {
   exchange.release();
 }
 
-async function bodyText(response: Response, limit: number): Promise<string> {
-  try {
-    const text = await response.text();
-    return text.length > limit ? text.slice(0, limit) : text;
-  } catch {
-    return '';
-  }
-}
-
-/** H5/H6: the session ID on a response, checked before anything can put it in a header. */
-function responseSessionId(response: Response): string | undefined {
+/**
+ * H5/H6: the session ID on a response, checked before anything can put it in a header. On the
+ * initialize response an invalid one fails; on a later response it is ignored with one warning
+ * (H7), and the call it came with is answered normally.
+ */
+function responseSessionId(response: Response, initializing: boolean, sink: MessageSink): string | undefined {
   const raw = response.headers.get('mcp-session-id');
   if (raw === null) return undefined;
   const checked = sessionIdSchema.safeParse(raw);
-  if (!checked.success) {
-    throw new ProtocolError(
-      `server sent an invalid session ID (${checked.error.issues[0]?.message ?? 'invalid'}); refusing it`,
-    );
-  }
-  return raw;
+  if (checked.success) return raw;
+  const reason = checked.error.issues[0]?.message ?? 'invalid';
+  if (initializing) throw new ProtocolError(`server sent an invalid session ID (${reason}); refusing it`);
+  warnOnce(sink, 'H7-invalid', () =>
+    new ProtocolError(`server sent an invalid session ID on a later response (${reason}); ignoring it, keeping the established one`),
+  );
+  return undefined;
+}
+
+function isInitialize(message: PostRequestInput['message']): boolean {
+  return !Array.isArray(message) && 'method' in message && message.method === 'initialize';
 }
 
 function statusError(exchange: Exchange, what: string, body: string, sessionMissing: boolean, url: URL): StreamableHTTPError {
@@ -120,15 +184,15 @@ export async function postMessage(
   let handedOff = false;
   try {
     if (!response.ok) {
-      const sessionMissing = response.status === 404 && input.sessionId !== undefined;
-      const body = await bodyText(response, errorBodyLimit);
+      const body = await errorBodyText(response);
+      const sessionMissing = sessionGone(response.status, body, input.sessionId, sink, 'POST');
       if (!sessionMissing) {
         const answer = errorResponseFor(body, input.requestIds);
         if (answer !== undefined) return { kind: 'json', sessionId: undefined, response: answer };
       }
       throw statusError(exchange, 'POST', body, sessionMissing, http.url);
     }
-    const sessionId = responseSessionId(response);
+    const sessionId = responseSessionId(response, isInitialize(input.message), sink);
     const type = mediaType(response.headers.get('content-type'));
     if (input.requestIds.length === 0) {
       // P1: a notification or response is accepted by any 2xx; a body is discarded.
@@ -143,7 +207,8 @@ export async function postMessage(
       return { kind: 'sse', sessionId, stream: { body: response.body, release: exchange.release } };
     }
     if (type === 'application/json') {
-      return { kind: 'json', sessionId, response: await deliverJsonBody(response, input.requestIds, sink) };
+      const text = await jsonBodyText(response, options.maxMessageBytes);
+      return { kind: 'json', sessionId, response: deliverJsonBody(text, input.requestIds, sink) };
     }
     // P5: a request needs a response; anything else fails that call only.
     throw new ProtocolError(
@@ -171,7 +236,7 @@ async function postLegacy(http: HttpClient, input: PostRequestInput, signal: Abo
   }
   try {
     if (!exchange.response.ok) {
-      throw statusError(exchange, 'POST (legacy)', await bodyText(exchange.response, 1024), false, http.url);
+      throw statusError(exchange, 'POST (legacy)', await errorBodyText(exchange.response), false, http.url);
     }
     return { kind: 'accepted', sessionId: undefined };
   } finally {
@@ -179,17 +244,38 @@ async function postLegacy(http: HttpClient, input: PostRequestInput, signal: Abo
   }
 }
 
+/** Refused bytes stay out of the error's reach: it is made here, with nothing but the limit in scope (P12). */
+function messageTooLarge(limit: number): MessageTooLargeError {
+  const error = new MessageTooLargeError(`JSON response body exceeded maxMessageBytes (${limit} bytes); refused`);
+  // Formatting the stack now drops the captured frames (and what their scopes hold).
+  formatStack(error);
+  return error;
+}
+
+/** P12: a JSON answer, read to at most maxMessageBytes (after decompression) as it streams. */
+async function jsonBodyText(response: Response, limit: number): Promise<string> {
+  let exceeded: boolean;
+  let bytes: Uint8Array;
+  try {
+    ({ bytes, exceeded } = await readBounded(response, limit, { overflow: 'refuse' }));
+  } catch (error) {
+    if (error instanceof Error && error.name === 'AbortError') throw error;
+    throw new StreamableHTTPError(`POST response body broke: ${rootCauseOf(error)}`, { status: response.status, cause: error });
+  }
+  if (exceeded) throw messageTooLarge(limit);
+  return new TextDecoder().decode(bytes);
+}
+
 /**
  * P2: a JSON body is one message or an array, delivered in order. The call's own response is
  * handed back for the chart to deliver when it is the last message (the usual case); otherwise
  * everything is delivered here, in order.
  */
-async function deliverJsonBody(
-  response: Response,
+function deliverJsonBody(
+  text: string,
   requestIds: PostRequestInput['requestIds'],
   sink: MessageSink,
-): Promise<JSONRPCResponse | undefined> {
-  const text = await response.text();
+): JSONRPCResponse | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -220,7 +306,17 @@ async function deliverJsonBody(
 export async function openEventStream(
   http: HttpClient,
   sink: MessageSink,
-  spec: { sessionId: string | undefined; protocolVersion: string | undefined; lastEventId: string | undefined; authorization: boolean },
+  spec: {
+    sessionId: string | undefined;
+    protocolVersion: string | undefined;
+    lastEventId: string | undefined;
+    authorization: boolean;
+    /**
+     * G2: a stream of this session was open before (always so for a resume). Only then does a
+     * 404 say the session is gone; on the first GET it says the server has no GET route.
+     */
+    established: boolean;
+  },
   signal: AbortSignal,
 ): Promise<GetResult> {
   let exchange: Exchange;
@@ -242,11 +338,14 @@ export async function openEventStream(
     return { kind: 'sse', stream: { body: response.body, release: exchange.release } };
   }
   try {
-    const body = await bodyText(response, 1024);
-    if (response.status === 404 && spec.sessionId !== undefined) throw statusError(exchange, 'GET', body, true, http.url);
+    // G2: a 405 needs no reading: its body is cancelled.
+    if (response.status === 405) return { kind: 'unsupported', status: 405, warning: undefined };
+    const body = response.ok ? '' : await errorBodyText(response);
+    if (spec.established && sessionGone(response.status, body, spec.sessionId, sink, 'GET')) {
+      throw statusError(exchange, 'GET', body, true, http.url);
+    }
     if (response.status === 429 || response.status >= 500) throw statusError(exchange, 'GET', body, false, http.url);
     if (response.status === 401 && spec.authorization) throw statusError(exchange, 'GET', body, false, http.url);
-    if (response.status === 405) return { kind: 'unsupported', status: 405, warning: undefined };
     const warning = response.ok
       ? new ProtocolError(`GET stream answered with ${type ? `content type "${type}"` : 'no content type'}; no server stream`)
       : statusError(exchange, 'GET stream refused', body, false, http.url);
@@ -257,20 +356,39 @@ export async function openEventStream(
   }
 }
 
-/** F1: DELETE the session; any status is fine for close, and the caller decides for terminate. */
+/**
+ * F1: DELETE the session; any status is fine for close, and the caller decides for terminate.
+ * F7: bounded by `timeoutMs` (terminateSession() has no other bound).
+ */
 export async function deleteSession(
   http: HttpClient,
   spec: { sessionId: string; protocolVersion: string | undefined },
   signal: AbortSignal,
+  timeoutMs: number,
 ): Promise<{ status: number }> {
+  const bounded = new AbortController();
+  const stop = () => {
+    bounded.abort();
+  };
+  signal.addEventListener('abort', stop, { once: true });
+  if (signal.aborted) stop();
+  const state = { timedOut: false };
+  const timer = setTimeout(() => {
+    state.timedOut = true;
+    stop();
+  }, timeoutMs);
   let exchange: Exchange;
   try {
-    exchange = await http.request({ method: 'DELETE', ...spec, signal });
+    exchange = await http.request({ method: 'DELETE', ...spec, signal: bounded.signal });
   } catch (error) {
+    if (state.timedOut) throw new StreamableHTTPError(`DELETE was not answered within deleteTimeout (${timeoutMs} ms)`, { cause: error });
     throw networkError(error, 'DELETE');
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', stop);
   }
   try {
-    await bodyText(exchange.response, 1024);
+    // Only the status matters; the body is cancelled unread (P12).
     return { status: exchange.response.status };
   } finally {
     finish(exchange);

@@ -13,13 +13,27 @@ import { readEventStream, type StreamReader } from '../sse/reader.js';
 export function openLegacyStream(
   http: HttpClient,
   sink: MessageSink,
-  options: { authorization: boolean; maxMessageBytes: number },
+  options: { authorization: boolean; maxMessageBytes: number; endpointTimeout: number },
   report: (event: LegacyStreamReport) => void,
 ): () => void {
   const controller = new AbortController();
   let reader: StreamReader | undefined;
   let ended = false;
+  // F7: the wait for the endpoint is bounded: a server that never names it fails the connect.
+  let endpointTimer: ReturnType<typeof setTimeout> | undefined = setTimeout(() => {
+    end(new ProtocolError(`legacy fallback: the server sent no endpoint event within ${options.endpointTimeout} ms (legacyEndpointTimeout)`));
+    stopStream();
+  }, options.endpointTimeout);
+  const clearEndpointTimer = () => {
+    if (endpointTimer !== undefined) clearTimeout(endpointTimer);
+    endpointTimer = undefined;
+  };
+  const stopStream = () => {
+    controller.abort();
+    reader?.stop();
+  };
   const end = (error: Error) => {
+    clearEndpointTimer();
     if (ended) return;
     ended = true;
     report({ type: 'legacy.ended', error });
@@ -36,9 +50,10 @@ export function openLegacyStream(
       end(new ProtocolError(`legacy endpoint ${endpoint.origin} is not the server's origin; refusing it`));
       return;
     }
+    clearEndpointTimer();
     report({ type: 'legacy.endpoint', endpoint: endpoint.href });
   };
-  openEventStream(http, sink, { sessionId: undefined, protocolVersion: undefined, lastEventId: undefined, authorization: options.authorization }, controller.signal)
+  openEventStream(http, sink, { sessionId: undefined, protocolVersion: undefined, lastEventId: undefined, authorization: options.authorization, established: false }, controller.signal)
     .then((result) => {
       if (ended || controller.signal.aborted) {
         if (result.kind === 'sse') {
@@ -73,7 +88,7 @@ export function openLegacyStream(
     });
   return () => {
     ended = true;
-    controller.abort();
-    reader?.stop();
+    clearEndpointTimer();
+    stopStream();
   };
 }

@@ -2,7 +2,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { MessageSink, StreamEnd } from '../../machines/events.js';
 import type { ReadStreamInput, StreamReaderCommand, StreamReaderEvent } from '../../machines/post-stream.js';
 import { clampRetry } from '../../machines/backoff.js';
-import { MessageTooLargeError, ProtocolError, StreamIdleError, toError } from '../../machines/errors.js';
+import { formatStack, MessageTooLargeError, ProtocolError, StreamIdleError, toError } from '../../machines/errors.js';
 import { cut, isResponse, validateMessage } from '../schema.js';
 
 export interface ReaderOptions extends ReadStreamInput {
@@ -11,6 +11,16 @@ export interface ReaderOptions extends ReadStreamInput {
   maxMessageBytes: number;
   /** L1: the legacy transport's `endpoint` event. */
   onEndpoint?: ((data: string) => void) | undefined;
+}
+
+/**
+ * S5, P12: the error for an event past the limit, made where nothing of the refused event is in
+ * scope; its stack is formatted at once, so no captured frame keeps the reader's buffers alive.
+ */
+function eventTooLarge(limit: number): MessageTooLargeError {
+  const error = new MessageTooLargeError(`a server-sent event exceeded maxMessageBytes (${limit} bytes); stream ended`);
+  formatStack(error);
+  return error;
 }
 
 /** How many delivered event ids a stream remembers to drop replays (R7); older ones are forgotten. */
@@ -136,7 +146,10 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
         parser.feed(text);
         if (isFinished()) return;
         if (tooLarge(text)) {
-          const error = new MessageTooLargeError(`a server-sent event exceeded maxMessageBytes (${maxMessageBytes} bytes); stream ended`);
+          // The parser's partial event is dropped and the body cancelled: nothing refused is kept (P12).
+          parser.reset({ consume: false });
+          reader.cancel().catch(() => undefined);
+          const error = eventTooLarge(maxMessageBytes);
           sink.warn(error);
           finish({ type: 'stream.ended', end: end(error) });
           return;

@@ -6,7 +6,7 @@
  * too. `restartBackend()` swaps in a fresh SDK server behind the same URL: every session is lost.
  */
 import { createServer, request as forwardRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listenLocal, shutDown } from '../support/http.js';
 import { startServer, type ServerOptions, type TestServer } from '../support/mcp-server.js';
 import { OrderedEventStore } from '../support/event-store.js';
 
@@ -93,14 +93,7 @@ export async function startCorsServer(given: ServerOptions = {}): Promise<CorsSe
   };
 
   const front: Server = createServer(forward);
-  await new Promise<void>((resolve, reject) => {
-    front.once('error', reject);
-    front.listen(0, '127.0.0.1', () => {
-      front.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = front.address() as AddressInfo;
+  const port = await listenLocal(front);
 
   return {
     url: new URL(`http://127.0.0.1:${port}/mcp`),
@@ -122,12 +115,7 @@ export async function startCorsServer(given: ServerOptions = {}): Promise<CorsSe
       if (!next) for (const res of open) res.destroy();
     },
     async close() {
-      front.closeAllConnections();
-      await new Promise<void>((resolve) => {
-        front.close(() => {
-          resolve();
-        });
-      });
+      await shutDown(front);
       await backend.close();
     },
   };

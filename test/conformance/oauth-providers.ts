@@ -14,58 +14,21 @@
  *   for an ID-JAG at the IdP (RFC 8693) and then presents it to the authorization server as
  *   an RFC 7523 `jwt-bearer` grant, authenticated with `client_secret_basic`.
  */
-import type { AddClientAuthentication, OAuthClientProvider, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { AddClientAuthentication, OAuthDiscoveryState } from '@modelcontextprotocol/sdk/client/auth.js';
 import type {
   AuthorizationServerMetadata,
   OAuthClientInformationMixed,
   OAuthClientMetadata,
-  OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { createPrivateKey, randomBytes, randomUUID, sign } from 'node:crypto';
+import { InMemoryOAuthClient } from '../support/oauth-client.js';
 
 const log = (message: string): void => {
   process.stderr.write(`[conformance-client] ${message}\n`);
 };
 
-/** What every provider here keeps in memory for one client run. */
-abstract class InMemoryProvider implements OAuthClientProvider {
-  private storedClient: OAuthClientInformationMixed | undefined;
-  private storedTokens: OAuthTokens | undefined;
-  private verifier: string | undefined;
-
-  constructor(client?: OAuthClientInformationMixed) {
-    this.storedClient = client;
-  }
-
-  abstract get redirectUrl(): string | URL | undefined;
-  abstract get clientMetadata(): OAuthClientMetadata;
-  abstract redirectToAuthorization(authorizationUrl: URL): void | Promise<void>;
-
-  clientInformation(): OAuthClientInformationMixed | undefined {
-    return this.storedClient;
-  }
-
-  saveClientInformation(clientInformation: OAuthClientInformationMixed): void {
-    this.storedClient = clientInformation;
-  }
-
-  tokens(): OAuthTokens | undefined {
-    return this.storedTokens;
-  }
-
-  saveTokens(tokens: OAuthTokens): void {
-    this.storedTokens = tokens;
-  }
-
-  saveCodeVerifier(codeVerifier: string): void {
-    this.verifier = codeVerifier;
-  }
-
-  codeVerifier(): string {
-    if (this.verifier === undefined) throw new Error('no PKCE code verifier saved');
-    return this.verifier;
-  }
-
+/** What every provider here keeps in memory for one client run, and forgets when the SDK says so. */
+abstract class InMemoryProvider extends InMemoryOAuthClient {
   invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): void {
     if (scope === 'all' || scope === 'client') this.storedClient = undefined;
     if (scope === 'all' || scope === 'tokens') this.storedTokens = undefined;

@@ -4,7 +4,7 @@
  * stateful or stateless. Calls, progress, server requests on the POST stream, and calls that fail.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ListRootsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '../../src/index.js';
 import type { LoggedRequest, ServerOptions } from '../support/mcp-server.js';
 import { closedPort, header, newClient, recordingFetch, rejection, signal, Started, textOf } from '../support/harness.js';
@@ -69,14 +69,13 @@ describe.each(modes)('$mode', { timeout: 5_000 }, ({ sse, stateful }) => {
     const concurrent = client.callTool({ name: 'echo', arguments: { text: 'concurrent' } });
     const failing = client.callTool({ name: 'echo', arguments: { text: 'fail' } });
 
+    // P10: the call rejects with the typed HTTP error that send() rejected with (not an McpError).
     const error = await rejection(failing);
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).data).toMatchObject({ status: 503 });
-    expect((error as McpError).message).toContain('503');
-    // P10: send() rejected too, for a caller that awaits it, with the typed HTTP error.
+    expect(error).toBeInstanceOf(StreamableHTTPError);
+    expect((error as StreamableHTTPError).status).toBe(503);
+    expect((error as Error).message).toContain('503');
     const sent = await rejection(sendResultFor(send, 'fail'));
-    expect(sent).toBeInstanceOf(StreamableHTTPError);
-    expect((sent as StreamableHTTPError).status).toBe(503);
+    expect(sent).toBe(error);
 
     expect(textOf(await concurrent)).toBe('concurrent');
     expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'after' } }))).toBe('after');
@@ -102,10 +101,11 @@ describe.each(modes)('$mode', { timeout: 5_000 }, ({ sse, stateful }) => {
     const failing = client.callTool({ name: 'echo', arguments: { text: 'fail-net' } });
 
     const error = await rejection(failing);
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).data).toMatchObject({ type: 'StreamableHTTPError' });
+    expect(error).toBeInstanceOf(StreamableHTTPError);
+    // F6: the message names the root cause, not a bare "fetch failed".
+    expect((error as Error).message).toMatch(/ECONNREFUSED 127\.0\.0\.1:\d+/);
     const sent = await rejection(sendResultFor(send, 'fail-net'));
-    expect(sent).toBeInstanceOf(StreamableHTTPError);
+    expect(sent).toBe(error);
     expect((sent as StreamableHTTPError).status).toBeUndefined();
     // F6: the original network error is kept as the cause.
     const cause = (sent as Error).cause;
@@ -183,7 +183,7 @@ describe('SSE, stateful', { timeout: 5_000 }, () => {
     const inFlight = client.callTool({ name: 'roots' });
     await inHandler.promise;
     const error = await rejection(client.callTool({ name: 'echo', arguments: { text: 'fail' } }));
-    expect((error as McpError).data).toMatchObject({ status: 503 });
+    expect(error).toMatchObject({ status: 503 });
 
     gate.fire();
     expect(textOf(await inFlight)).toBe('[]');
@@ -200,9 +200,10 @@ describe('a server that is not there', { timeout: 5_000 }, () => {
     const client = newClient();
     started.client(client);
 
+    // P10, F6: connect() rejects with the typed error send() rejected with, naming the root cause.
     const error = await rejection(client.connect(transport));
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).data).toMatchObject({ type: 'StreamableHTTPError' });
+    expect(error).toBeInstanceOf(StreamableHTTPError);
+    expect((error as Error).message).toMatch(/ECONNREFUSED 127\.0\.0\.1:\d+/);
 
     const sent = await rejection(send.mock.results[0]?.value as Promise<unknown>);
     expect(sent).toBeInstanceOf(StreamableHTTPError);

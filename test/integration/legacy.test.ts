@@ -1,5 +1,4 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -8,6 +7,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
  
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { ProtocolError, StreamableHTTPClientTransport } from '../../src/index.js';
+import { listenLocal, readText, shutDown } from '../support/http.js';
 
 /** The SDK's real 2024-11-05 server: GET opens the stream, POSTs go to the endpoint it announces. */
 interface LegacyServer {
@@ -17,9 +17,7 @@ interface LegacyServer {
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  return JSON.parse(await readText(req)) as unknown;
 }
 
 async function listen(handler: (req: IncomingMessage, res: ServerResponse) => Promise<void>): Promise<{ server: Server; url: URL }> {
@@ -29,8 +27,8 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse) => Pr
       res.end(String(error));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, url: new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`) };
+  const port = await listenLocal(server);
+  return { server, url: new URL(`http://127.0.0.1:${port}/mcp`) };
 }
 
 async function startLegacyServer(options: { endpointOrigin?: string; postStatus?: number } = {}): Promise<LegacyServer> {
@@ -79,8 +77,7 @@ async function startLegacyServer(options: { endpointOrigin?: string; postStatus?
     requests,
     close: async () => {
       for (const mcp of servers) await mcp.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+      await shutDown(server);
     },
   };
 }

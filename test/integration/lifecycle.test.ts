@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js';
 import {
   McpTransportError,
   ProtocolError,
@@ -23,7 +23,19 @@ import {
 import { fingerprint } from '../../machines/connection/index.js';
 import { startServer, type LoggedRequest, type ServerOptions, type TestServer } from '../support/mcp-server.js';
 import { json, result, rpcError, startScriptedServer, type RecordedRequest, type ScriptedServer } from '../support/scripted-server.js';
-import { childrenOf, header, newClient, realFetch, recordingFetch, rejection, signal, textOf, until } from '../support/harness.js';
+import {
+  causeChain,
+  childrenOf,
+  header,
+  newClient,
+  realFetch,
+  recordingFetch,
+  rejection,
+  signal,
+  textOf,
+  until,
+  within,
+} from '../support/harness.js';
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 const childScript = fileURLToPath(new URL('../support/lifecycle-child.ts', import.meta.url));
@@ -100,20 +112,6 @@ async function connectClient(url: URL, options: StreamableHTTPClientTransportOpt
 }
 
 
-/** `promise`, or a rejection naming `what` after `timeoutMs` (a bound, not a measurement). */
-async function within<T>(promise: Promise<T>, what: string, timeoutMs = 5_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      reject(new Error(`timed out waiting for ${what}`));
-    }, timeoutMs);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** 'resolved' or 'rejected' if `promise` settles before any I/O callback could run; 'pending' otherwise. */
 function settlesAtOnce(promise: Promise<unknown>): Promise<'resolved' | 'rejected' | 'pending'> {
@@ -141,16 +139,6 @@ function sendFor(send: { mock: { calls: unknown[][]; results: { value: unknown }
 function toolText(body: unknown): string | undefined {
   const text = (body as { params?: { arguments?: { text?: unknown } } } | undefined)?.params?.arguments?.text;
   return typeof text === 'string' ? text : undefined;
-}
-
-/** `error` and its causes, outermost first (bounded). */
-function causeChain(error: unknown): unknown[] {
-  const chain: unknown[] = [];
-  for (let current = error, depth = 0; current !== undefined && depth < 8; depth++) {
-    chain.push(current);
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  return chain;
 }
 
 const isRpc = (rpc: string) => (request: LoggedRequest) => request.rpc === rpc;
@@ -234,13 +222,11 @@ describe.each(modes)('server restarted on the same port ($mode responses)', { ti
       rejection(client.callTool({ name: 'echo', arguments: { text: 'after restart' } })),
       'callTool to reject',
     );
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).message).toMatch(/session/i);
-    expect((error as McpError).data).toMatchObject({ type: 'SessionExpiredError', status: 404 });
-
-    // send() rejected with the typed error, caused by the 404.
+    // P10: the call rejects with the typed error send() rejected with, caused by the 404.
+    expect(error).toBeInstanceOf(SessionExpiredError);
+    expect((error as Error).message).toMatch(/session/i);
     const sent = await rejection(sendFor(send, '"after restart"'));
-    expect(sent).toBeInstanceOf(SessionExpiredError);
+    expect(sent).toBe(error);
     expect(causeChain(sent).find((e) => e instanceof StreamableHTTPError)).toMatchObject({ status: 404, sessionMissing: true });
     expect(errors).toContain(sent);
     expect(transport.actor.getSnapshot().hasTag('failed')).toBe(true);

@@ -30,13 +30,15 @@ import {
   type ScriptedServer,
   type ScriptedServerOptions,
 } from '../support/scripted-server.js';
+import { within } from '../support/harness.js';
 
 type Settled = { ok: true } | { ok: false; error: unknown };
 
 interface Outcome {
   id: number;
   sent: Settled;
-  response: JSONRPCResponse;
+  /** The response delivered for it: none when send() rejected (P10: the caller learned there). */
+  response: JSONRPCResponse | undefined;
 }
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -70,28 +72,14 @@ function isResponse(message: JSONRPCMessage): message is JSONRPCResponse {
 }
 
 /** The `error` member of a JSON-RPC error response; fails the test for a result. */
-function errorOf(response: JSONRPCResponse): { code: number; message: string; data?: unknown } {
+function errorOf(response: JSONRPCResponse | undefined): { code: number; message: string; data?: unknown } {
+  if (response === undefined) throw new Error('expected an error response, got none');
   if (!('error' in response)) throw new Error(`expected an error response, got ${JSON.stringify(response)}`);
   return response.error;
 }
 
 function postChildren(transport: StreamableHTTPClientTransport): string[] {
   return Object.keys(transport.actor.getSnapshot().children).filter((id) => id.startsWith('post-'));
-}
-
-/** `promise`, or a rejection naming `what` after `timeoutMs` (a bound, not a measurement). */
-async function within<T>(promise: Promise<T>, what: string, timeoutMs = 5_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      reject(new Error(`timed out waiting for ${what}`));
-    }, timeoutMs);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** The StreamableHTTPError in `error`'s cause chain (itself included), if any. */
@@ -189,6 +177,12 @@ class Harness {
   async request(method: string, params: Record<string, unknown> = {}): Promise<Outcome> {
     const id = this.nextId++;
     const sent = await settle(this.transport.send({ jsonrpc: '2.0', id, method, params }));
+    if (!sent.ok) {
+      // P10: a call that failed before its send() resolved is answered by send() alone; a
+      // moment for a (wrong) synthetic answer to show up.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return { id, sent, response: this.responsesTo(id)[0] };
+    }
     const response = await this.response(id);
     return { id, sent, response };
   }
@@ -342,7 +336,7 @@ describe('P. POST responses', () => {
     expect(error).toBeInstanceOf(ProtocolError);
     expect((error as Error).message).toMatch(/202/);
     expect((error as Error).message).toMatch(/content type/);
-    expect(errorOf(outcome.response).message).toMatch(/content type/);
+    expect(outcome.response).toBeUndefined();
     await expectSessionAlive(h);
   });
 
@@ -353,7 +347,7 @@ describe('P. POST responses', () => {
     const error = rejection(outcome.sent);
     expect(error).toBeInstanceOf(ProtocolError);
     expect((error as Error).message).toContain('text/plain');
-    expect(errorOf(outcome.response).message).toContain('text/plain');
+    expect(outcome.response).toBeUndefined();
     await expectSessionAlive(h);
   });
 
@@ -402,15 +396,13 @@ describe('P. POST responses', () => {
     const post = await server.waitFor({ rpc: 'tools/call' });
     expect(header(post, 'mcp-session-id')).toBe(server.sessionId);
 
-    // The call fails (P10) with the 404 itself or with the session-expired error caused by it.
+    // The call fails (P10) through send(), with the session-expired error caused by the 404; no synthetic answer.
     const error = rejection(outcome.sent);
-    expect(error).toBeInstanceOf(McpTransportError);
+    expect(error).toBeInstanceOf(SessionExpiredError);
     const notFound = httpErrorIn(error);
     expect(notFound?.status).toBe(404);
     expect(notFound?.sessionMissing).toBe(true);
-    expect(outcome.response.id).toBe(outcome.id);
-    expect(errorOf(outcome.response).code).toBe(-32000);
-    expect(h.responsesTo(outcome.id)).toHaveLength(1);
+    expect(h.responsesTo(outcome.id)).toEqual([]);
 
     // The transport treats the session as missing: a typed SessionExpiredError caused by the 404.
     const expired = await h.until(() => h.errors.find((e) => e instanceof SessionExpiredError), 'a SessionExpiredError');
@@ -446,54 +438,52 @@ describe('P. POST responses', () => {
   );
 
   it.each([429, 500, 403])(
-    'P10: a call failed with %i is answered through onmessage with a synthetic error (its id, -32000, data.status) and send() rejects',
+    'P10: a call failed with %i before its send() resolved: send() rejects with the typed error (status, body); no synthetic answer',
     async (status) => {
       const { server, h } = await connected();
       server.on({ rpc: 'tools/call' }, { status, body: 'nope' }, 1);
       const outcome = await h.request('tools/call', { name: 'x', arguments: {} });
-      expect(rejection(outcome.sent)).toBeInstanceOf(StreamableHTTPError);
-      expect(outcome.response.id).toBe(outcome.id);
-      const error = errorOf(outcome.response);
-      expect(error.code).toBe(-32000);
-      expect(error.message).not.toBe('');
-      expect(error.data).toMatchObject({ status });
-      expect(h.responsesTo(outcome.id)).toHaveLength(1);
+      const error = rejection(outcome.sent);
+      expect(error).toBeInstanceOf(StreamableHTTPError);
+      expect(error).toMatchObject({ status, body: 'nope' });
+      expect(h.responsesTo(outcome.id)).toEqual([]);
     },
   );
 
-  it("P10: a call failed by a session-missing 404 (sessionRecovery 'fail') is answered with a synthetic error whose data.status is 404", async () => {
+  it("P10: a call failed by a session-missing 404 (sessionRecovery 'fail'): send() rejects with SessionExpiredError caused by the 404; no synthetic answer", async () => {
     const { server, h } = await connected({ sessionRecovery: 'fail' });
     server.on({ rpc: 'tools/call' }, { status: 404 }, 1);
     const outcome = await h.request('tools/call', { name: 'x', arguments: {} });
-    expect(rejection(outcome.sent)).toBeInstanceOf(McpTransportError);
-    expect(outcome.response.id).toBe(outcome.id);
-    const error = errorOf(outcome.response);
-    expect(error.code).toBe(-32000);
-    expect(error.data).toMatchObject({ status: 404 });
-    expect(h.responsesTo(outcome.id)).toHaveLength(1);
+    const error = rejection(outcome.sent);
+    expect(error).toBeInstanceOf(SessionExpiredError);
+    expect(httpErrorIn(error)?.status).toBe(404);
+    expect(h.responsesTo(outcome.id)).toEqual([]);
   });
 
-  it('P10: calls failed without a usable status (wrong content type, network error) are answered with a synthetic error too', async () => {
+  it('P10: calls failed without a usable status (wrong content type, network error) reject send() with a typed error; no synthetic answer', async () => {
     const { server, h } = await connected();
     server.on({ rpc: 'tools/list' }, { status: 200, headers: { 'content-type': 'text/html' }, body: '<p>hi</p>' }, 1);
     server.on({ rpc: 'tools/call' }, { destroy: true }, 1);
     for (const method of ['tools/list', 'tools/call']) {
       const outcome = await h.request(method);
       expect(rejection(outcome.sent)).toBeInstanceOf(McpTransportError);
-      expect(outcome.response.id).toBe(outcome.id);
-      expect(errorOf(outcome.response).code).toBe(-32000);
-      expect(h.responsesTo(outcome.id)).toHaveLength(1);
+      expect(h.responsesTo(outcome.id)).toEqual([]);
     }
   });
 
-  it('P10: with the SDK Client, a 500 to tools/call makes callTool reject (no wait for the request timeout)', async () => {
+  it('P10: with the SDK Client, a 500 to tools/call makes callTool reject with the StreamableHTTPError itself (status, body), at once', async () => {
     const server = await scripted();
     server.on({ rpc: 'tools/call' }, { status: 500, body: 'boom' });
     const transport = new StreamableHTTPClientTransport(server.url);
     const client = new Client({ name: 'responses-test', version: '1.0.0' });
     cleanups.push(() => client.close());
     await client.connect(transport);
-    await expect(client.callTool({ name: 'anything', arguments: {} })).rejects.toMatchObject({ code: -32000 });
+    const error = await client.callTool({ name: 'anything', arguments: {} }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(StreamableHTTPError);
+    expect(error).toMatchObject({ status: 500, body: 'boom' });
     // The session is untouched: the next request works.
     await expect(client.ping()).resolves.toEqual({});
   });

@@ -146,12 +146,12 @@ describe('R1, R2, R3: a POST stream that breaks', { timeout: 10_000 }, () => {
 });
 
 describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
-  it('R4: without retry, the delays grow initial × factor^(n−1): 50, 100, 200, 400, 800 ms (jitter off)', async () => {
+  it('R4: without retry, the delays grow initial × factor^(n−1): 100, 200, 400, 800, 1600 ms (jitter off)', async () => {
     // The server does send retry: 5000; the proxy strips it, so backoff alone decides.
     const { proxy, client } = await rig({
       server: { retryInterval: 5_000 },
       transport: {
-        reconnectionOptions: { initialReconnectionDelay: 50, reconnectionDelayGrowFactor: 2, maxReconnectionDelay: 5_000, maxRetries: 5, jitter: false },
+        reconnectionOptions: { initialReconnectionDelay: 100, reconnectionDelayGrowFactor: 2, maxReconnectionDelay: 5_000, maxRetries: 5, jitter: false },
       },
     });
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2, stripRetry: true });
@@ -166,17 +166,17 @@ describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
     expect(resumes.map((r) => r.status)).toEqual([503, 503, 503, 503, 200]);
     for (const resume of resumes) expect(resume.lastEventId).toBe(resumes[0]!.lastEventId);
     const observed = gaps([post.cutAt!, ...resumes.map((r) => r.at)]);
-    console.log(`R4 backoff gaps (ms), expected 50/100/200/400/800: ${observed.map((g) => g.toFixed(0)).join(', ')}`);
-    [50, 100, 200, 400, 800].forEach((delay, i) => {
+    console.log(`R4 backoff gaps (ms), expected 100/200/400/800/1600: ${observed.map((g) => g.toFixed(0)).join(', ')}`);
+    [100, 200, 400, 800, 1600].forEach((delay, i) => {
       expect(observed[i], `reconnect ${String(i + 1)}`).toBeGreaterThanOrEqual(delay - early);
       expect(observed[i], `reconnect ${String(i + 1)}`).toBeLessThan(delay + late);
     });
   });
 
-  it('R4: the delay is capped at maxReconnectionDelay: 50, then 120, 120 (factor 10, cap 120)', async () => {
+  it('R4: the delay is capped at maxReconnectionDelay: 100, then 150, 150 (factor 10, cap 150)', async () => {
     const { proxy, client } = await rig({
       transport: {
-        reconnectionOptions: { initialReconnectionDelay: 50, reconnectionDelayGrowFactor: 10, maxReconnectionDelay: 120, maxRetries: 5, jitter: false },
+        reconnectionOptions: { initialReconnectionDelay: 100, reconnectionDelayGrowFactor: 10, maxReconnectionDelay: 150, maxRetries: 5, jitter: false },
       },
     });
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });
@@ -186,8 +186,8 @@ describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
 
     const post = posts(proxy.requests, 'progress')[0]!;
     const observed = gaps([post.cutAt!, ...proxy.requests.filter(isResume).map((r) => r.at)]);
-    console.log(`R4 capped gaps (ms), expected 50/120/120: ${observed.map((g) => g.toFixed(0)).join(', ')}`);
-    [50, 120, 120].forEach((delay, i) => {
+    console.log(`R4 capped gaps (ms), expected 100/150/150: ${observed.map((g) => g.toFixed(0)).join(', ')}`);
+    [100, 150, 150].forEach((delay, i) => {
       expect(observed[i]).toBeGreaterThanOrEqual(delay - early);
       expect(observed[i]).toBeLessThan(delay + late);
     });
@@ -256,7 +256,7 @@ describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
     expect(delay).toBeLessThanOrEqual(700);
   });
 
-  it('S3: retry is per stream: a stream told retry: 400 waits 400 ms while a concurrent stream without one backs off 50 ms', async () => {
+  it('S3: retry is per stream: a stream told retry: 400 waits 400 ms while a concurrent stream without one backs off 100 ms', async () => {
     const { proxy, client } = await rig();
     proxy.rule({ method: 'POST', tool: 'progress', match: (r) => steps(r) === 2, cutAfter: 2, retry: 400 });
     proxy.rule({ method: 'POST', tool: 'progress', match: (r) => steps(r) === 3, cutAfter: 2 });
@@ -274,11 +274,11 @@ describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
     const untoldResume = resumesOf(proxy.requests, untoldPost, proxy.carrierOf)[0]!;
     const toldDelay = toldResume.at - toldPost.cutAt!;
     const untoldDelay = untoldResume.at - untoldPost.cutAt!;
-    console.log(`S3 per stream: retry 400 → ${toldDelay.toFixed(0)} ms; no retry (backoff 50) → ${untoldDelay.toFixed(0)} ms`);
+    console.log(`S3 per stream: retry 400 → ${toldDelay.toFixed(0)} ms; no retry (backoff 100) → ${untoldDelay.toFixed(0)} ms`);
     expect(toldDelay).toBeGreaterThanOrEqual(400 - early);
     expect(toldDelay).toBeLessThan(400 + late);
-    expect(untoldDelay).toBeGreaterThanOrEqual(50 - early);
-    expect(untoldDelay).toBeLessThan(50 + late);
+    expect(untoldDelay).toBeGreaterThanOrEqual(100 - early);
+    expect(untoldDelay).toBeLessThan(100 + late);
   });
 });
 

@@ -38,7 +38,19 @@ import {
   type ScriptedServer,
   type ScriptedServerOptions,
 } from '../support/scripted-server.js';
-import { childrenOf, newClient, realFetch, recordingFetch, rejection, signal, textOf, until } from '../support/harness.js';
+import {
+  causeChain,
+  childrenOf,
+  newClient,
+  realFetch,
+  recordingFetch,
+  rejection,
+  signal,
+  sleep,
+  textOf,
+  until,
+  within,
+} from '../support/harness.js';
 
 const cleanups: (() => Promise<void>)[] = [];
 
@@ -101,21 +113,6 @@ function logMessage(data: string): JSONRPCMessage {
   return { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data } };
 }
 
-const sleep = (ms: number) =>
-  new Promise<void>((resolve) => {
-    setTimeout(resolve, ms);
-  });
-
-
-/** `error` and its causes, outermost first (bounded). */
-function causeChain(error: unknown): unknown[] {
-  const chain: unknown[] = [];
-  for (let current = error, depth = 0; current !== undefined && depth < 8; depth++) {
-    chain.push(current);
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  return chain;
-}
 
 /** The standalone GET stream's chart, while it runs. */
 function standaloneChart(transport: StreamableHTTPClientTransport): { matches(state: string): boolean } | undefined {
@@ -126,21 +123,6 @@ function standaloneChart(transport: StreamableHTTPClientTransport): { matches(st
 /** Whether the standalone GET stream's chart is in `state` (e.g. 'listening', 'backoff', 'degraded'). */
 function standaloneIn(transport: StreamableHTTPClientTransport, state: string): boolean {
   return standaloneChart(transport)?.matches(state) ?? false;
-}
-
-/** `promise`, or a rejection naming `what` after `timeoutMs` (a bound, not a measurement). */
-async function within<T>(promise: Promise<T>, what: string, timeoutMs = 3_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      reject(new Error(`timed out waiting for ${what}`));
-    }, timeoutMs);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** The send() promises a spy saw, for the message whose JSON contains `needle`. */
@@ -345,18 +327,18 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
       await until(() => rootsAsked, 'the roots tool to be running');
       forget(sessionId);
 
+      // P10: the call rejects with the typed error its send() rejected with.
       const error = await rejection(client.ping());
-      expect(error).toBeInstanceOf(McpError);
-      expect((error as McpError).data).toMatchObject({ type: 'SessionExpiredError', status: 404 });
+      expect(error).toBeInstanceOf(SessionExpiredError);
       const sent = await rejection(sendFor(send, '"ping"'));
-      expect(sent).toBeInstanceOf(SessionExpiredError);
+      expect(sent).toBe(error);
       const http = causeChain(sent).find((e) => e instanceof StreamableHTTPError);
       expect(http).toMatchObject({ status: 404, sessionMissing: true });
       expect(errors.some((e) => e instanceof SessionExpiredError)).toBe(true);
       expect(transport.actor.getSnapshot().hasTag('failed')).toBe(true);
 
       // P10: the call whose stream was open on the expired session is answered at once, too.
-      const stranded = await within(inFlight, 'the in-flight call to be answered after the session expired');
+      const stranded = await within(inFlight, 'the in-flight call to be answered after the session expired', 3_000);
       expect(stranded).toBeInstanceOf(McpError);
       expect((stranded as McpError).data).toMatchObject({ type: 'SessionExpiredError' });
 
@@ -766,7 +748,7 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
     };
     // Typed as a variable so this compiles whether or not the option is declared yet.
     const options: StreamableHTTPClientTransportOptions & { reconnectionScheduler: Scheduler } = {
-      reconnectionOptions: { initialReconnectionDelay: 50, maxReconnectionDelay: 1_000, reconnectionDelayGrowFactor: 2, maxRetries: 5, jitter: false },
+      reconnectionOptions: { initialReconnectionDelay: 150, maxReconnectionDelay: 1_000, reconnectionDelayGrowFactor: 2, maxRetries: 5, jitter: false },
       reconnectionScheduler: scheduler,
     };
     const { client, transport } = await connect(server.url, options);
@@ -779,7 +761,7 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
     // The dropped stream asks the scheduler: the first delay, attempt 0.
     await until(() => scheduled.length === 1, 'the scheduler to be asked');
     // attempt is zero-indexed, as the SDK documents it.
-    expect.soft(scheduled).toEqual([{ delay: 50, attempt: 0 }]);
+    expect.soft(scheduled).toEqual([{ delay: 150, attempt: 0 }]);
     // The scheduler replaces the timer: time alone reconnects nothing.
     await sleep(400);
     expect(gets()).toBe(1);
@@ -789,8 +771,8 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
     await until(() => scheduled.length === 2, 'the scheduler to be asked again');
     expect(gets()).toBe(2);
     expect.soft(scheduled).toEqual([
-      { delay: 50, attempt: 0 },
-      { delay: 100, attempt: 1 },
+      { delay: 150, attempt: 0 },
+      { delay: 300, attempt: 1 },
     ]);
 
     // The re-established stream is live end to end.
@@ -802,7 +784,7 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
     // A drop after progress starts again at attempt 0; close() runs the pending reconnect's cancel.
     cutSecond.fire();
     await until(() => scheduled.length === 3, 'the scheduler to be asked after the second drop');
-    expect.soft(scheduled[2]).toEqual({ delay: 50, attempt: 0 });
+    expect.soft(scheduled[2]).toEqual({ delay: 150, attempt: 0 });
     // As in the SDK, cancel is for a pending wait only: never called for one whose reconnect already ran.
     expect.soft(cancelled, 'cancel calls before close()').toBe(0);
     const cancelledBeforeClose = cancelled;
@@ -850,12 +832,12 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
     const { client, transport } = await connect(server.url);
     const send = vi.spyOn(transport, 'send');
     server.fault({ method: 'POST', rpc: 'tools/call', status: 500, body: 'Internal Server Error' });
+    // P10: the Client rejects with the StreamableHTTPError send() rejected with.
     const error = await rejection(client.callTool({ name: 'echo', arguments: { text: 'boom' } }));
-    expect(error).toBeInstanceOf(McpError);
-    expect((error as McpError).data).toMatchObject({ status: 500 });
+    expect(error).toBeInstanceOf(StreamableHTTPError);
+    expect((error as StreamableHTTPError).status).toBe(500);
     const sent = await rejection(sendFor(send, '"boom"'));
-    expect(sent).toBeInstanceOf(StreamableHTTPError);
-    expect((sent as StreamableHTTPError).status).toBe(500);
+    expect(sent).toBe(error);
   });
 
   it('session-id-property (U2, H5): sessionId is undefined before connect, the server-assigned ID after; a stateless server leaves it undefined', async () => {

@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { expect, it } from 'vitest';
 import { StreamableHTTPClientTransport, type JSONRPCMessage } from '../../src/index.js';
 import { startFaultProxy, type ProxiedRequest, type ProxyRule } from '../support/fault-proxy.js';
-import { activeResources, newClient, surplusOver, textOf, trackTimers, until } from '../support/harness.js';
+import { activeResources, leftoversOver, newClient, textOf, trackTimers } from '../support/harness.js';
 
 /** A small, fast, seedable PRNG (mulberry32). */
 function mulberry32(seed: number): () => number {
@@ -227,13 +227,7 @@ it(
       expect(delays.length).toBe(figures.resumes);
 
       // Nothing left: the proxy and server are closed, so what remains beyond the baseline is the client's.
-      let surplus: Record<string, number> = {};
-      let pending: string[] = [];
-      await until(() => {
-        surplus = surplusOver(baseline);
-        pending = timers.pending();
-        return Object.keys(surplus).length === 0 && pending.length === 0;
-      }, 'active resources back to the baseline').catch(() => undefined);
+      const { surplus, pending } = await leftoversOver(baseline, timers);
       expect(surplus).toEqual({});
       expect(pending).toEqual([]);
     } finally {

@@ -10,12 +10,18 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { LoggedRequest, ServerOptions } from '../support/mcp-server.js';
-import { childrenOf, header, newClient, recordingFetch, signal, Started, textOf, type FetchEvent, until } from '../support/harness.js';
-
-const statefulModes = [
-  { mode: 'JSON, stateful', sse: false },
-  { mode: 'SSE, stateful', sse: true },
-] as const;
+import {
+  childrenOf,
+  header,
+  newClient,
+  recordingFetch,
+  signal,
+  Started,
+  statefulModes,
+  textOf,
+  type FetchEvent,
+  until,
+} from '../support/harness.js';
 
 const started = new Started();
 const serve = (options: ServerOptions) => started.serve(options);

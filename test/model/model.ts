@@ -82,6 +82,8 @@ export interface ModelContext {
   out: OutTag[];
   queue: QueueTag[];
   get: GetState;
+  /** G2: the standalone stream has been open in this session (a 404 to it then means the session is gone). */
+  getOpened: boolean;
   del: boolean;
   token: boolean;
   /** W2: the host's network signal says offline (it outlives the chart's `open`, where it is shown). */
@@ -256,6 +258,7 @@ export const connectionModel = setup({
     presetSession: ({ context }) => context.config.presetSession,
     hasSession: ({ context }) => context.session,
     noSession: ({ context }) => !context.session,
+    getNeverOpened: ({ context }) => !context.getOpened,
     notStreaming: ({ context }) => context.get !== 'stream',
     standaloneEnabled: ({ context }) => context.config.standalone,
     /** shouldTerminate (terminateOnClose is always true here). */
@@ -342,6 +345,7 @@ export const connectionModel = setup({
     out: [],
     queue: [],
     get: 'none',
+    getOpened: false,
     del: false,
     token: false,
     hostOffline: false,
@@ -537,7 +541,7 @@ export const connectionModel = setup({
           states: {
             deciding: {
               always: [
-                { guard: 'standaloneEnabled', target: 'active', actions: assign(() => ({ get: 'parked' })) },
+                { guard: 'standaloneEnabled', target: 'active', actions: assign(() => ({ get: 'parked', getOpened: false })) },
                 { target: 'off' },
               ],
             },
@@ -548,6 +552,8 @@ export const connectionModel = setup({
                 'get.404': [
                   // a GET without a session: the stream is refused, not the session
                   { guard: 'noSession', target: 'ended' },
+                  // G2: a 404 to the first GET of a session: no GET route, one warning, the session kept
+                  { guard: 'getNeverOpened', target: 'ended' },
                   // reportStandaloneGone: the child ends (gone), the region goes to ended
                   { guard: 'recovered', target: 'ended' },
                   { target: '#connection.recovering' },
@@ -559,7 +565,7 @@ export const connectionModel = setup({
                 ],
                 // standalone.degraded (retry budget 0): a warning; the child waits at the ceiling
                 'get.500': { actions: assign(() => ({ get: 'none' })) },
-                'get.stream': { actions: assign(() => ({ get: 'stream' })) },
+                'get.stream': { actions: assign(() => ({ get: 'stream', getOpened: true })) },
                 'get.drop': [
                   // a stream being drained ends the standalone stream
                   { guard: stateIn('#connection.open.session.closing'), target: 'ended' },
@@ -1025,6 +1031,14 @@ export const modelConfigs: readonly ModelConfig[] = [
       'get.405',
       'get.drop',
     ],
+  },
+  {
+    // F3: a second call still in flight while the session is re-established (its 404, answer or failure meets reconnecting).
+    ...base,
+    name: 'recovery-race',
+    standalone: false,
+    maxCalls: 2,
+    events: ['start', 'close', 'send.initialize', 'send.initialized', 'send.request', 'init.ok', 'initd.202', 'req.ok', 'req.404', 'req.500', 'del.200'],
   },
   {
     ...base,

@@ -9,7 +9,7 @@
  * the ones the model expects.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { fieldOf, listenLocal, openSockets, parseBody, readText, shutDown } from '../support/http.js';
 
 export type RpcId = string | number;
 
@@ -61,30 +61,14 @@ export interface PuppetServer {
   close(): Promise<void>;
 }
 
-function parse(raw: string): unknown {
-  if (raw === '') return undefined;
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return raw;
-  }
-}
-
+/** A field of a single message (a batch has none). */
 function field(body: unknown, name: 'method' | 'id'): unknown {
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || !(name in body)) return undefined;
-  return (body as Record<string, unknown>)[name];
-}
-
-async function readAll(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Array.isArray(body) ? undefined : fieldOf(body, name);
 }
 
 export async function startPuppetServer(): Promise<PuppetServer> {
   const requests: PuppetRequest[] = [];
   const responses = new Map<PuppetRequest, ServerResponse>();
-  const sockets = new Set<Socket>();
   let waiters: (() => void)[] = [];
   const changed = () => {
     const woken = waiters;
@@ -112,9 +96,9 @@ export async function startPuppetServer(): Promise<PuppetServer> {
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const rawBody = await readAll(req);
+    const rawBody = await readText(req);
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
-    const body = parse(rawBody);
+    const body = parseBody(rawBody);
     const method = field(body, 'method');
     const id = field(body, 'id');
     const sessionHeader = req.headers['mcp-session-id'];
@@ -162,12 +146,8 @@ export async function startPuppetServer(): Promise<PuppetServer> {
       res.destroy();
     });
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const sockets = openSockets(server);
+  const port = await listenLocal(server);
   origin = `http://127.0.0.1:${port}`;
 
   const responseOf = (request: PuppetRequest): ServerResponse => {
@@ -218,12 +198,7 @@ export async function startPuppetServer(): Promise<PuppetServer> {
       }),
     async close() {
       for (const socket of sockets) socket.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => {
-        server.close(() => {
-          resolve();
-        });
-      });
+      await shutDown(server);
       changed();
     },
   };

@@ -22,10 +22,10 @@ import {
   type Server,
   type ServerResponse,
 } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { startServer, type ServerOptions, type TestServer } from './mcp-server.js';
 import { OrderedEventStore } from './event-store.js';
+import { fieldOf as field, listenLocal, parseBody, readBytes, RequestLog, shutDown } from './http.js';
 
 export type HttpMethod = 'POST' | 'GET' | 'DELETE';
 
@@ -175,20 +175,6 @@ function one(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
-function field(body: unknown, name: string): unknown {
-  return typeof body === 'object' && body !== null && name in body ? (body as Record<string, unknown>)[name] : undefined;
-}
-
-function parseBody(raw: Buffer): unknown {
-  if (raw.length === 0) return undefined;
-  const text = raw.toString('utf8');
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
-}
-
 /** End of the first event block in `buffer` (after its blank line), or -1. */
 function blockEnd(buffer: Buffer): number {
   const lf = buffer.indexOf('\n\n');
@@ -240,10 +226,10 @@ export async function startFaultProxy(options: FaultProxyOptions = {}): Promise<
   let backend = await startServer(serverOptions);
   const backendPort = backend.port;
   const agent = new Agent({ keepAlive: true });
-  const requests: ProxiedRequest[] = [];
+  const log = new RequestLog<ProxiedRequest>('through the proxy');
+  const requests = log.entries;
   const rules: ActiveRule[] = [];
   const carriers = new Map<string, ProxiedRequest>();
-  const waiters: { match: (r: ProxiedRequest) => boolean; resolve: (r: ProxiedRequest) => void }[] = [];
   /** Everything held: released by release() or close(). */
   const held = new Set<() => void>();
   let closing = false;
@@ -457,9 +443,7 @@ export async function startFaultProxy(options: FaultProxyOptions = {}): Promise<
 
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const at = performance.now();
-    const chunks: Buffer[] = [];
-    for await (const chunk of request) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks);
+    const raw = await readBytes(request);
     const body = request.method === 'POST' ? parseBody(raw) : undefined;
     const rpc = field(body, 'method');
     const rpcId = field(body, 'id');
@@ -492,13 +476,7 @@ export async function startFaultProxy(options: FaultProxyOptions = {}): Promise<
       if (entry.outcome === 'pending') entry.outcome = response.writableFinished ? 'complete' : 'closed';
       settle();
     });
-    requests.push(entry);
-    for (const waiter of [...waiters]) {
-      if (waiter.match(entry)) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve(entry);
-      }
-    }
+    log.add(entry);
     const rule = take(entry);
     entry.rule = rule;
     if (rule?.stallHeaders !== undefined) await hold(rule.stallHeaders, response);
@@ -566,8 +544,7 @@ export async function startFaultProxy(options: FaultProxyOptions = {}): Promise<
       response.destroy();
     });
   });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const port = (http.address() as AddressInfo).port;
+  const port = await listenLocal(http);
 
   const releaseAll = () => {
     for (const done of [...held]) done();
@@ -589,24 +566,7 @@ export async function startFaultProxy(options: FaultProxyOptions = {}): Promise<
       if (index !== -1) rules.splice(index, 1);
     },
     release: releaseAll,
-    waitFor(match, timeoutMs = 5_000) {
-      const seen = requests.find(match);
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.splice(waiters.indexOf(waiter), 1);
-          reject(new Error('waitFor: no matching request through the proxy'));
-        }, timeoutMs);
-        const waiter = {
-          match,
-          resolve: (found: ProxiedRequest) => {
-            clearTimeout(timer);
-            resolve(found);
-          },
-        };
-        waiters.push(waiter);
-      });
-    },
+    waitFor: (match, timeoutMs) => log.waitFor(match, timeoutMs),
     carrierOf: (id) => carriers.get(id),
     async restartBackend() {
       const run = (async () => {
@@ -624,12 +584,7 @@ export async function startFaultProxy(options: FaultProxyOptions = {}): Promise<
     async close() {
       closing = true;
       releaseAll();
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => {
-        http.close(() => {
-          resolve();
-        });
-      });
+      await shutDown(http);
       await backend.close();
       agent.destroy();
     },

@@ -107,6 +107,26 @@ export function signal(): { promise: Promise<void>; fire: () => void } {
   return { promise, fire };
 }
 
+/** `promise`, or a rejection naming `what` after `timeoutMs` (a bound, not a measurement). */
+export async function within<T>(promise: Promise<T>, what: string, timeoutMs = 5_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => {
+      reject(new Error(`timed out waiting for ${what}`));
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A pause (for tests that must let time pass, never as a measurement). */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 /** Waits (bounded) until `condition` holds; throws with `what` if it never does. */
 export async function until(condition: () => boolean, what: string, tries = 200): Promise<void> {
   for (let i = 0; i < tries; i++) {
@@ -163,6 +183,30 @@ export function activeResources(): Map<string, number> {
   return counts;
 }
 
+/** The server modes that keep a session: answers as JSON, and as event streams. */
+export const statefulModes = [
+  { mode: 'JSON, stateful', sse: false },
+  { mode: 'SSE, stateful', sse: true },
+] as const;
+
+/**
+ * What is still active beyond `baseline` and which tracked timers are pending, once both are
+ * gone or after a bounded wait (then the test's expectations say what was left).
+ */
+export async function leftoversOver(
+  baseline: Map<string, number>,
+  timers: { pending(): string[] },
+): Promise<{ surplus: Record<string, number>; pending: string[] }> {
+  let surplus: Record<string, number> = {};
+  let pending: string[] = [];
+  await until(() => {
+    surplus = surplusOver(baseline);
+    pending = timers.pending();
+    return Object.keys(surplus).length === 0 && pending.length === 0;
+  }, 'active resources back to the baseline').catch(() => undefined);
+  return { surplus, pending };
+}
+
 /** Kinds of which more are active now than in `baseline`, with the surplus. */
 export function surplusOver(baseline: Map<string, number>): Record<string, number> {
   const surplus: Record<string, number> = {};
@@ -212,6 +256,16 @@ export function trackTimers(): { pending(): string[]; stop(): void } {
   };
 }
 
+/** `error` and its causes, outermost first (bounded). */
+export function causeChain(error: unknown): unknown[] {
+  const chain: unknown[] = [];
+  for (let current = error, depth = 0; current !== undefined && depth < 8; depth++) {
+    chain.push(current);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return chain;
+}
+
 /** What a promise rejected with (fails the test if it resolved). */
 export async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {
@@ -220,6 +274,13 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
     return error;
   }
   throw new Error('expected a rejection, but the promise resolved');
+}
+
+/** The Error a promise rejected with (fails the test if it resolved, or rejected with a non-Error). */
+export async function rejectionError(promise: Promise<unknown>): Promise<Error> {
+  const error = await rejection(promise);
+  if (error instanceof Error) return error;
+  throw new Error(`rejected with a non-Error: ${String(error)}`);
 }
 
 /**

@@ -5,11 +5,11 @@
  */
 import { createServer, type IncomingMessage, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport, type EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
+import { listenLocal, parseBody, readText, RequestLog, rpcMethodOf, shutDown } from './http.js';
 
 export interface LoggedRequest {
   method: string;
@@ -67,7 +67,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-function buildServer(): McpServer {
+export function buildServer(): McpServer {
   const server = new McpServer({ name: 'fixture', version: '1.0.0' }, { capabilities: { logging: {} } });
   server.registerTool(
     'echo',
@@ -105,32 +105,14 @@ function buildServer(): McpServer {
   return server;
 }
 
-async function readBody(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  if (chunks.length === 0) return undefined;
-  const text = Buffer.concat(chunks).toString('utf8');
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
-}
-
-function rpcOf(body: unknown): string | undefined {
-  if (typeof body === 'object' && body !== null && 'method' in body && typeof body.method === 'string') return body.method;
-  return undefined;
-}
-
 export async function startServer(options: ServerOptions = {}): Promise<TestServer> {
   const sse = options.sse ?? true;
   const stateful = options.stateful ?? true;
   const useEventStore = options.eventStore ?? stateful;
-  const requests: LoggedRequest[] = [];
+  const log = new RequestLog<LoggedRequest>('at the SDK server');
   const closedSessions: string[] = [];
   const sessions: TestServer['sessions'] = new Map();
   const faults: Fault[] = [];
-  const waiters: { match: (r: LoggedRequest) => boolean; resolve: (r: LoggedRequest) => void }[] = [];
 
   const takeFault = (entry: LoggedRequest): Fault | undefined => {
     const index = faults.findIndex(
@@ -152,15 +134,9 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
         resolve();
       });
     });
-    const body = req.method === 'POST' ? await readBody(req) : undefined;
-    const entry: LoggedRequest = { method: req.method ?? '', headers: req.headers, body, rpc: rpcOf(body), ended };
-    requests.push(entry);
-    for (const waiter of [...waiters]) {
-      if (waiter.match(entry)) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve(entry);
-      }
-    }
+    const body = req.method === 'POST' ? parseBody(await readText(req)) : undefined;
+    const entry: LoggedRequest = { method: req.method ?? '', headers: req.headers, body, rpc: rpcMethodOf(body), ended };
+    log.add(entry);
     const fault = takeFault(entry);
     if (fault) {
       res.writeHead(fault.status, fault.contentType ? { 'content-type': fault.contentType } : {});
@@ -222,49 +198,22 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       res.end(String(error));
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(options.port ?? 0, '127.0.0.1', () => {
-      http.off('error', reject);
-      resolve();
-    });
-  });
-  const port = (http.address() as AddressInfo).port;
+  const port = await listenLocal(http, options.port);
 
   return {
     url: new URL(`http://127.0.0.1:${port}/mcp`),
     port,
-    requests,
+    requests: log.entries,
     closedSessions,
     sessions,
     fault: (fault) => faults.push(fault),
-    waitFor: (match, timeoutMs = 5_000) => {
-      const seen = requests.find(match);
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          reject(new Error('waitFor: no matching request'));
-        }, timeoutMs);
-        waiters.push({
-          match,
-          resolve: (r) => {
-            clearTimeout(timer);
-            resolve(r);
-          },
-        });
-      });
-    },
+    waitFor: (match, timeoutMs) => log.waitFor(match, timeoutMs),
     close: async () => {
       for (const { server, transport } of sessions.values()) {
         await transport.close();
         await server.close();
       }
-      http.closeAllConnections();
-      await new Promise<void>((resolve) => {
-        http.close(() => {
-          resolve();
-        });
-      });
+      await shutDown(http);
     },
   };
 }

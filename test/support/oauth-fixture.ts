@@ -14,7 +14,6 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { randomUUID } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -29,15 +28,15 @@ import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprot
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { InvalidGrantError, InvalidRequestError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type {
   OAuthClientInformationFull,
-  OAuthClientInformationMixed,
   OAuthClientMetadata,
   OAuthMetadata,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { realFetch } from './harness.js';
+import { listenLocal, shutDown } from './http.js';
+import { InMemoryOAuthClient } from './oauth-client.js';
 
 // ---------------------------------------------------------------------------------------------
 // express, as far as this file uses it. express ships no types of its own and @types/express is
@@ -93,23 +92,7 @@ interface Listening {
 
 async function listen(app: (req: IncomingMessage, res: ServerResponse) => void): Promise<Listening> {
   const http = createServer(app);
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(0, '127.0.0.1', () => {
-      http.off('error', reject);
-      resolve();
-    });
-  });
-  return { http, port: (http.address() as AddressInfo).port };
-}
-
-async function shut(http: Server): Promise<void> {
-  http.closeAllConnections();
-  await new Promise<void>((resolve) => {
-    http.close(() => {
-      resolve();
-    });
-  });
+  return { http, port: await listenLocal(http) };
 }
 
 /** Each request's log entry, for handlers further down that add to it. */
@@ -285,7 +268,7 @@ export async function startAuthServer(options: { refreshTokens?: boolean } = {})
     provider,
     requests,
     tokenRequests: () => requests.filter((request) => request.method === 'POST' && request.url.startsWith('/token')),
-    close: () => shut(http),
+    close: () => shutDown(http),
   };
 }
 
@@ -444,7 +427,7 @@ export async function startProtectedServer(auth: AuthServer): Promise<ProtectedS
         await transport.close();
         await server.close();
       }
-      await shut(http);
+      await shutDown(http);
     },
   };
 }
@@ -467,7 +450,7 @@ export async function startRecordingServer(): Promise<RecordingServer> {
     res.writeHead(502, { 'content-type': 'text/plain' });
     res.end('not an MCP server');
   });
-  return { url: new URL(`http://127.0.0.1:${port}/mcp`), requests, close: () => shut(http) };
+  return { url: new URL(`http://127.0.0.1:${port}/mcp`), requests, close: () => shutDown(http) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -477,15 +460,12 @@ export async function startRecordingServer(): Promise<RecordingServer> {
 export const callbackUrl = 'http://127.0.0.1/callback';
 
 /** An in-memory `OAuthClientProvider` that records each authorization URL it is sent to. */
-export class TestOAuthClientProvider implements OAuthClientProvider {
+export class TestOAuthClientProvider extends InMemoryOAuthClient {
   readonly redirectUrl = callbackUrl;
   /** Each URL `redirectToAuthorization` was given, in order. */
   readonly authorizationUrls: URL[] = [];
   /** Every token set saved, in order. */
   readonly savedTokens: OAuthTokens[] = [];
-  private information: OAuthClientInformationMixed | undefined;
-  private current: OAuthTokens | undefined;
-  private verifier: string | undefined;
 
   get clientMetadata(): OAuthClientMetadata {
     return {
@@ -497,20 +477,8 @@ export class TestOAuthClientProvider implements OAuthClientProvider {
     };
   }
 
-  clientInformation(): OAuthClientInformationMixed | undefined {
-    return this.information;
-  }
-
-  saveClientInformation(information: OAuthClientInformationMixed): void {
-    this.information = information;
-  }
-
-  tokens(): OAuthTokens | undefined {
-    return this.current;
-  }
-
-  saveTokens(tokens: OAuthTokens): void {
-    this.current = tokens;
+  override saveTokens(tokens: OAuthTokens): void {
+    super.saveTokens(tokens);
     this.savedTokens.push(tokens);
   }
 
@@ -518,18 +486,9 @@ export class TestOAuthClientProvider implements OAuthClientProvider {
     this.authorizationUrls.push(authorizationUrl);
   }
 
-  saveCodeVerifier(codeVerifier: string): void {
-    this.verifier = codeVerifier;
-  }
-
-  codeVerifier(): string {
-    if (this.verifier === undefined) throw new Error('no code verifier saved');
-    return this.verifier;
-  }
-
   /** The access token now held. */
   get accessToken(): string | undefined {
-    return this.current?.access_token;
+    return this.storedTokens?.access_token;
   }
 }
 

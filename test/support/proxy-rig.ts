@@ -21,9 +21,9 @@ export interface Rig {
 
 const cleanups: (() => Promise<void>)[] = [];
 
-/** Small, deterministic backoff for tests: 50 ms, doubling, no jitter. */
+/** Small, deterministic backoff for tests: 100 ms (the floor, R4), doubling, no jitter. */
 export const fastReconnect = {
-  initialReconnectionDelay: 50,
+  initialReconnectionDelay: 100,
   reconnectionDelayGrowFactor: 2,
   maxReconnectionDelay: 1_000,
   maxRetries: 5,
@@ -97,32 +97,6 @@ export function responsesTo(delivered: readonly JSONRPCMessage[], id: string | n
   return delivered.filter((message) => !('method' in message) && 'id' in message && message.id === id);
 }
 
-/** `promise`, or a rejection naming `what` after `timeoutMs` (a bound, not a measurement). */
-export async function within<T>(promise: Promise<T>, what: string, timeoutMs = 5_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      reject(new Error(`timed out waiting for ${what}`));
-    }, timeoutMs);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** What a promise rejected with (fails the test if it resolved). */
-export async function rejection(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof Error) return error;
-    throw new Error(`rejected with a non-Error: ${String(error)}`);
-  }
-  throw new Error('expected a rejection, but the promise resolved');
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+// The bounded waits every integration test uses, for the files that import from the rig alone;
+// through the rig, a rejection is always an Error.
+export { rejectionError as rejection, sleep, within } from './harness.js';

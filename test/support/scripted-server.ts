@@ -8,8 +8,7 @@
  * request is recorded.
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Socket } from 'node:net';
+import { fieldOf, listenLocal, openSockets, parseBody, readText, RequestLog, shutDown } from './http.js';
 
 export type RpcId = string | number | null;
 
@@ -155,19 +154,9 @@ export function rpcError(id: RpcId | undefined, code: number, message: string): 
   return { jsonrpc: '2.0', id: id ?? null, error: { code, message } };
 }
 
-function parse(raw: string): unknown {
-  if (raw === '') return undefined;
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return raw;
-  }
-}
-
+/** A field of the body, or of a batch's first message. */
 function field(body: unknown, name: 'method' | 'id'): unknown {
-  const first: unknown = Array.isArray(body) ? (body as unknown[])[0] : body;
-  if (typeof first !== 'object' || first === null || !(name in first)) return undefined;
-  return (first as Record<string, unknown>)[name];
+  return fieldOf(Array.isArray(body) ? (body as unknown[])[0] : body, name);
 }
 
 function matches(match: Match | ((request: RecordedRequest) => boolean), request: RecordedRequest): boolean {
@@ -175,21 +164,14 @@ function matches(match: Match | ((request: RecordedRequest) => boolean), request
   return (match.http === undefined || match.http === request.method) && (match.rpc === undefined || match.rpc === request.rpc);
 }
 
-async function readAll(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 export async function startScriptedServer(options: ScriptedServerOptions = {}): Promise<ScriptedServer> {
   const sessionId = options.sessionId === undefined ? `session-${Math.random().toString(36).slice(2)}` : options.sessionId;
   const serverInfo = options.serverInfo ?? { name: 'scripted', version: '1.0.0' };
-  const requests: RecordedRequest[] = [];
+  const log = new RequestLog<RecordedRequest>('at the scripted server');
+  const requests = log.entries;
   const scriptErrors: Error[] = [];
   const overrides: { match: Match; script: Script; times: number }[] = [];
-  const waiters: { match: Match | ((request: RecordedRequest) => boolean); resolve: (request: RecordedRequest) => void }[] = [];
   const timers = new Map<NodeJS.Timeout, () => void>();
-  const sockets = new Set<Socket>();
   let closing = false;
 
   const sleep = (ms: number) =>
@@ -280,8 +262,8 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const rawBody = await readAll(req);
-    const body = parse(rawBody);
+    const rawBody = await readText(req);
+    const body = parseBody(rawBody);
     const method = field(body, 'method');
     const id = field(body, 'id');
     let resolveClosed!: (value: { aborted: boolean }) => void;
@@ -301,13 +283,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
       id: typeof id === 'string' || typeof id === 'number' || id === null ? id : undefined,
       closed,
     };
-    requests.push(request);
-    for (const waiter of [...waiters]) {
-      if (matches(waiter.match, request)) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve(request);
-      }
-    }
+    log.add(request);
     const reply = replyFor(request);
     if (reply.destroy === true) {
       req.socket.destroy();
@@ -328,12 +304,8 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
       }
     });
   });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const sockets = openSockets(server);
+  const port = await listenLocal(server);
 
   return {
     url: new URL(`http://127.0.0.1:${port}/mcp`),
@@ -343,23 +315,8 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
     on(match, script, times = Number.POSITIVE_INFINITY) {
       overrides.push({ match, script, times });
     },
-    waitFor(match, timeoutMs = 5_000) {
-      const seen = requests.find((request) => matches(match, request));
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const waiter = {
-          match,
-          resolve: (request: RecordedRequest) => {
-            clearTimeout(timer);
-            resolve(request);
-          },
-        };
-        const timer = setTimeout(() => {
-          waiters.splice(waiters.indexOf(waiter), 1);
-          reject(new Error(`no matching request within ${timeoutMs} ms`));
-        }, timeoutMs);
-        waiters.push(waiter);
-      });
+    waitFor(match, timeoutMs) {
+      return log.waitFor((request) => matches(match, request), timeoutMs);
     },
     filter(match) {
       return requests.filter((request) => matches(match, request));
@@ -374,12 +331,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
       }
       timers.clear();
       for (const socket of sockets) socket.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => {
-        server.close(() => {
-          resolve();
-        });
-      });
+      await shutDown(server);
     },
   };
 }

@@ -108,7 +108,7 @@ describe('W1: a restored session in the connection chart', () => {
     await flush();
     expect(actor.getSnapshot().hasTag('connected')).toBe(true);
     expect(io.posts).toHaveLength(0);
-    expect(io.gets[0]!.input).toEqual({ sessionId: 'saved-session', protocolVersion: '2025-06-18', lastEventId: 'ev-7' });
+    expect(io.gets[0]!.input).toEqual({ sessionId: 'saved-session', protocolVersion: '2025-06-18', lastEventId: 'ev-7', established: true });
     expect(actor.getSnapshot().context.initializeRequest).toEqual(restored.initializeRequest);
   });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import * as api from '../../src/index.js';
 
 describe('the public API', () => {
-  it('U6: src/index.ts exports the transport, its errors, the charts, the recorder and the UI helpers (W1-W3), and nothing internal', () => {
+  it('U6, W1-W3, W5: src/index.ts exports the transport, its errors, the charts, the recorder, the UI helpers and the chart view bridge, and nothing internal', () => {
     expect(Object.keys(api).sort()).toEqual([
       'InvalidMessageError',
       'McpTransportError',
@@ -16,6 +16,7 @@ describe('the public API', () => {
       'StreamableHTTPError',
       'TransportClosedError',
       'TransportFailedError',
+      'attachToView',
       'connectionMachine',
       'connectionStatus',
       'createJsonlRecorder',
@@ -25,6 +26,7 @@ describe('the public API', () => {
       'postStreamMachine',
       'standaloneStreamMachine',
       'toRecord',
+      'viewInspector',
     ]);
   });
 });

@@ -1,5 +1,5 @@
 /** Fake I/O for the charts: every request is a pending promise the test settles by hand. */
-import { fromCallback, fromPromise } from 'xstate';
+import { fromCallback, fromPromise, type Actor } from 'xstate';
 import { connectionMachine, type DeleteSessionInput } from '../../machines/connection/index.js';
 import {
   postStreamMachine,
@@ -148,7 +148,9 @@ export function ticket(): SendTicket & { outcome: 'pending' | 'accepted' | Error
       if (t.outcome === 'pending') t.outcome = 'accepted';
     },
     failed(error: Error) {
-      if (t.outcome === 'pending') t.outcome = error;
+      if (t.outcome !== 'pending') return false;
+      t.outcome = error;
+      return true;
     },
   };
   return t;
@@ -186,3 +188,25 @@ export const initializeResult = {
   result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 's', version: '1' } },
 };
 export const initialized = { jsonrpc: '2.0' as const, method: 'notifications/initialized' };
+
+/**
+ * Drives a started connection chart from idle to open: initialize answered with `sessionId`,
+ * the protocol version set as the SDK Client sets it (unless `protocolVersion` is undefined),
+ * notifications/initialized accepted.
+ */
+export async function handshake(
+  io: FakeIo,
+  actor: Actor<ReturnType<typeof machineWith>>,
+  { sessionId, protocolVersion }: { sessionId: string; protocolVersion: string | undefined },
+): Promise<void> {
+  actor.send({ type: 'start' });
+  actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
+  await flush();
+  io.posts[0]!.resolve({ kind: 'json', sessionId, response: initializeResult });
+  await flush();
+  if (protocolVersion !== undefined) actor.send({ type: 'protocolVersion.set', version: protocolVersion });
+  actor.send({ type: 'send', message: initialized, ticket: ticket() });
+  await flush();
+  io.posts[1]!.resolve({ kind: 'accepted', sessionId: undefined });
+  await flush();
+}

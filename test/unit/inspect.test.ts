@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { createJsonlRecorder, type JsonlRecord } from '../../src/inspect.js';
-import { chartOptions, fakeIo, flush, initializeRequest, initializeResult, initialized, machineWith, recordingSink, ticket } from './fakes.js';
+import { chartOptions, fakeIo, flush, handshake, machineWith, recordingSink } from './fakes.js';
 
 const secretSession = 'session-SECRET-0123456789';
 
@@ -12,15 +12,7 @@ async function recordedRun(level: 'lifecycle' | 'messages') {
     input: { options: chartOptions(), sink: recordingSink() },
     inspect: createJsonlRecorder((line) => lines.push(line), { level, now: () => 0 }),
   }).start();
-  actor.send({ type: 'start' });
-  actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
-  await flush();
-  io.posts[0]!.resolve({ kind: 'json', sessionId: secretSession, response: initializeResult });
-  await flush();
-  actor.send({ type: 'send', message: initialized, ticket: ticket() });
-  await flush();
-  io.posts[1]!.resolve({ kind: 'accepted', sessionId: undefined });
-  await flush();
+  await handshake(io, actor, { sessionId: secretSession, protocolVersion: undefined });
   actor.send({ type: 'close' });
   io.deletes[0]!.resolve({ status: 200 });
   await flush();

@@ -177,7 +177,8 @@ describe('POST stream chart: idle streams and resumption tokens', () => {
     io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ lastEventId: '1', progressed: true }) });
     await flush();
     for (let i = 0; i < 10 && reports.length === 0; i++) {
-      clock.increment(10);
+      // R4: 10 ms asked, the 100 ms floor waited.
+      clock.increment(100);
       await flush();
       io.resumes.at(-1)?.reject(new Error('connection refused'));
       await flush();
