@@ -5,7 +5,7 @@
 
 import type { AuthChallenge } from './events.js';
 
-/** Base class of every error this transport raises; `cause` keeps the original (F6). */
+/** Base class of every error this transport raises; `cause` keeps the original error. */
 export class McpTransportError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -51,10 +51,10 @@ export class StreamableHTTPError extends McpTransportError {
 /** The server broke the protocol: a bad session ID, an unexpected content type, a bad message. */
 export class ProtocolError extends McpTransportError {}
 
-/** One server-sent event was larger than `maxMessageBytes` (S5); its stream was ended. */
+/** One server-sent event was larger than `maxMessageBytes`; its stream was ended. */
 export class MessageTooLargeError extends ProtocolError {}
 
-/** A stream sent nothing for `streamIdleTimeout` ms and was treated as dropped (R9). */
+/** A stream sent nothing for `streamIdleTimeout` ms and was treated as dropped (and resumed, if it can be). */
 export class StreamIdleError extends McpTransportError {}
 
 /** A stream ended or broke before the response it was carrying arrived, and could not resume. */
@@ -100,6 +100,17 @@ export function asFailure(error: unknown): Error {
 /** Any thrown value as an Error (fetch and streams can reject with anything). */
 export function toError(value: unknown): Error {
   return value instanceof Error ? value : new Error(String(value));
+}
+
+/**
+ * Why a session is gone. A session given as the `sessionId` option is most often gone because an
+ * earlier transport's `close()` ended it with `DELETE`: the message says how to keep it.
+ */
+export function sessionExpiredMessage(presetSession: boolean): string {
+  return presetSession
+    ? 'the server no longer knows this session (given as the sessionId option). If an earlier close() ended it with DELETE, ' +
+        'close that transport with terminateOnClose: false to keep a session you mean to resume'
+    : 'the server no longer knows this session';
 }
 
 /**

@@ -30,10 +30,13 @@ export interface JSONRPCErrorResponse {
 export type JSONRPCResponse = JSONRPCResultResponse | JSONRPCErrorResponse;
 export type JSONRPCMessage = JSONRPCRequest | JSONRPCNotification | JSONRPCResponse;
 
-/** What a 401 or 403 said in `WWW-Authenticate` (A1, A2). */
+/** What a 401 or 403 said in its `WWW-Authenticate` header (`StreamableHTTPError.challenge`). */
 export interface AuthChallenge {
+  /** `resource_metadata`: where the server's OAuth protected-resource metadata is. */
   resourceMetadataUrl?: string | undefined;
+  /** `scope`: the scope the request needs. */
   scope?: string | undefined;
+  /** `error`, e.g. `invalid_token` or `insufficient_scope`. */
   error?: string | undefined;
 }
 
@@ -60,11 +63,24 @@ export interface SendTicket {
 }
 
 /** Reconnection settings, named as in the official SDK's `reconnectionOptions`. */
+/**
+ * Backoff for reconnecting streams: the n-th wait is `initialReconnectionDelay ×
+ * reconnectionDelayGrowFactor^(n−1)`, capped at `maxReconnectionDelay`, then (with `jitter`) a
+ * random share of it.
+ */
 export interface ReconnectionOptions {
+  /** The first wait, in ms. Default 1,000. */
   initialReconnectionDelay: number;
+  /** Each further wait is this many times the one before. Default 1.5. */
   reconnectionDelayGrowFactor: number;
+  /** No wait is longer than this, in ms. Default 30,000. */
   maxReconnectionDelay: number;
+  /**
+   * Reconnects in a row without progress (no new event) before giving up: a POST stream then fails
+   * its request; the standalone stream keeps trying every `maxReconnectionDelay`. Default 5.
+   */
   maxRetries: number;
+  /** Wait a random time between 0 and the computed delay ("full jitter"), so clients do not reconnect in step. Default true. */
   jitter: boolean;
 }
 

@@ -2,7 +2,7 @@
  * The CLI demo's server: the official SDK's `McpServer` behind its `StreamableHTTPServerTransport`
  * on 127.0.0.1, one session per client, with an event store so streams can resume.
  *
- * Node only, and not part of the published package (like src/cli.ts): it needs the SDK, a dev
+ * Node only, and not part of the published package (`npm start`, scripts/demo.ts, uses it): it needs the SDK, a dev
  * dependency. Tests keep their own, richer server in test/support/.
  */
 import { createServer, type IncomingMessage } from 'node:http';

@@ -7,42 +7,72 @@ import type { SavedTransportState } from './saved-state.js';
 import type { ExchangeOptions } from './http/exchanges.js';
 
 /**
- * Options of `StreamableHTTPClientTransport`. The first group has the official SDK's names and
- * meanings (U1); the rest are this transport's own.
+ * Options of `StreamableHTTPClientTransport`. The first group has the names and meanings of the
+ * official SDK transport's options; the rest are this transport's own.
  */
 export interface StreamableHTTPClientTransportOptions {
-  /** Bearer tokens come from `authProvider.tokens()` on every request (the SDK's `OAuthClientProvider` fits). */
+  /**
+   * OAuth: the SDK's `OAuthClientProvider` (or anything with `tokens()`). Its access token goes on
+   * every request as `Authorization: Bearer …`; on 401, or 403 `insufficient_scope`, the SDK's own
+   * `auth()` flow runs and the request is sent again once. Needs `@modelcontextprotocol/sdk`.
+   */
   authProvider?: TokenSource | undefined;
-  /** A3: 'same-origin' (default) follows a redirect only within the origin, so no credential crosses origins; 'follow' leaves redirects to fetch. */
+  /**
+   * How redirects are followed. `'same-origin'` (default): only within the request's origin and
+   * method, so a token or session ID never reaches another origin. `'follow'`: left to `fetch`.
+   */
   redirectPolicy?: 'same-origin' | 'follow' | undefined;
-  /** A2: how many times one message may step up its scope after 403 insufficient_scope. Default 1. */
+  /** How many times one request may step up its OAuth scope after 403 `insufficient_scope`. Default 1. */
   maxStepUpRetries?: number | undefined;
-  /** Custom headers and fetch settings for every request (POST, GET, DELETE alike, H8). */
+  /**
+   * Headers and fetch settings for every POST, GET and DELETE. The transport's own headers
+   * (`Content-Type`, `Mcp-Session-Id`, `MCP-Protocol-Version`, `Last-Event-ID`, and `Authorization`
+   * with an `authProvider`) win; `Accept` types are appended. Aborting `signal` ends every request
+   * of the transport, as `close()` does.
+   */
   requestInit?: RequestInit | undefined;
-  /** The fetch used for every request (H9). */
+  /** The `fetch` used for every request, OAuth included. Default: the global `fetch`. */
   fetch?: FetchLike | undefined;
-  /** Backoff for reconnecting streams; a partial object is merged with the defaults (R4). */
+  /**
+   * Backoff for streams that reconnect (a broken POST stream resuming, the standalone GET stream).
+   * A partial object is merged with the defaults; a server's `retry:` value replaces the delay for
+   * that stream.
+   */
   reconnectionOptions?: Partial<ReconnectionOptions> | undefined;
-  /** Takes over the wait before each reconnect (SDK v2): `(reconnect, delay, attempt) => cancel?`. */
+  /**
+   * Takes over each wait before a reconnect: `(reconnect, delay, attempt) => cancel?`. Call
+   * `reconnect` when it is time (e.g. when the page is visible again); return a function that
+   * cancels the wait, if you can. The name and shape of the SDK's next major version.
+   */
   reconnectionScheduler?: ReconnectionScheduler | undefined;
-  /** Resume an existing session instead of initializing one. */
+  /** Continue this existing session instead of initializing a new one. */
   sessionId?: string | undefined;
 
-  /** Open the standalone GET stream once initialized (G1). Default true. */
+  /** Open the standalone GET stream (server-to-client messages outside any request) once the session is up. Default true. */
   standaloneStream?: boolean | undefined;
-  /** Send DELETE on close when a session exists (F1). Default true. */
+  /**
+   * Send `DELETE` for the session on `close()`. Default true (the SDK transport never does). Set
+   * false for a session you mean to resume later with its `sessionId`.
+   */
   terminateOnClose?: boolean | undefined;
-  /** Longest wait for the DELETE on close, in ms (F1). Default 5,000. */
+  /** The longest wait for the `DELETE` on `close()`, in ms. Default 5,000. */
   deleteTimeout?: number | undefined;
-  /** What a session the server forgot leads to (F3). Default 'reinitialize'. */
+  /**
+   * What happens when the server answers 404 for the session (it forgot it): `'reinitialize'`
+   * (default) starts a new session with the same `initialize` request and sends the failed request
+   * again once; `'fail'` fails the transport with `SessionExpiredError`.
+   */
   sessionRecovery?: 'reinitialize' | 'fail' | undefined;
-  /** L1: fall back to the 2024-11-05 HTTP+SSE transport when initialize is answered 400, 404 or 405. Default true. */
+  /**
+   * When `initialize` is answered 400, 404 or 405, speak the older HTTP+SSE transport
+   * (protocol 2024-11-05) instead: GET the URL, wait for its `endpoint` event, POST there. Default true.
+   */
   legacyFallback?: boolean | undefined;
-  /** Treat a lenient case as an error: e.g. 200 to a notification (P1). Default false. */
+  /** Treat lenient cases as errors, e.g. a `200` (rather than `202`) to a notification. Default false. */
   strict?: boolean | undefined;
-  /** Treat a stream that sends nothing (not even a comment) for this many ms as dropped, and resume it (R9). Default off. */
+  /** A stream that sends nothing, not even a keep-alive comment, for this many ms counts as dropped and is resumed. Default: off. */
   streamIdleTimeout?: number | undefined;
-  /** The largest message accepted, in bytes: one server-sent event (S5) or a JSON answer after decompression (P12). Default 16 MiB. */
+  /** The largest message accepted, in bytes: one server-sent event, or a JSON answer after decompression; a larger one fails with `MessageTooLargeError`. Default 16 MiB. */
   maxMessageBytes?: number | undefined;
   /**
    * W1: continue the session a `transport.saveState()` saved (e.g. before a page reload): no new
@@ -54,9 +84,9 @@ export interface StreamableHTTPClientTransportOptions {
    * (`navigator.onLine`, `offline`/`online` events), none on Node; `false`: ignore it.
    */
   network?: NetworkSignal | false | undefined;
-  /** L1, F7: longest wait for the legacy server's `endpoint` event before connect fails, in ms. Default 10,000. */
+  /** With the older HTTP+SSE transport: the longest wait for the server's `endpoint` event before connecting fails, in ms. Default 10,000. */
   legacyEndpointTimeout?: number | undefined;
-  /** An XState inspection observer, e.g. from `@statelyai/inspect` (U4). */
+  /** An XState inspection observer, e.g. `createBrowserInspector().inspect` from `@statelyai/inspect`, or `createJsonlRecorder(…)`. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined;
 }
 

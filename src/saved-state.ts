@@ -1,7 +1,6 @@
-import { z } from 'zod';
 import type { JSONRPCRequest, RestoredSession } from '../machines/events.js';
 import { McpTransportError } from '../machines/errors.js';
-import { sessionIdSchema, validateMessage } from './schema.js';
+import { sessionIdProblem, validateMessage } from './schema.js';
 
 /**
  * W1: what a new transport needs to continue a session after a page reload. Plain JSON (store it
@@ -20,30 +19,40 @@ export interface SavedTransportState {
   initialize?: JSONRPCRequest | undefined;
 }
 
-/** Visible ASCII, as a header value must be (R11). */
-const headerValue = z.string().min(1).max(1024).regex(/^[\x21-\x7E]+$/, 'must be visible ASCII (0x21-0x7E)');
+/** Visible ASCII, as a header value must be (R11); the reason when it is not. */
+function headerProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 1024) return 'must be a string of 1 to 1,024 characters';
+  return /^[\x21-\x7E]+$/.test(value) ? undefined : 'must be visible ASCII (0x21-0x7E)';
+}
 
-const savedStateSchema = z.object({
-  v: z.literal(1),
-  endpoint: z.string(),
-  sessionId: sessionIdSchema,
-  protocolVersion: headerValue.optional(),
-  standaloneLastEventId: headerValue.optional(),
-  initialize: z.unknown().optional(),
-});
+function refuse(reason: string): never {
+  throw new McpTransportError(`not a saved transport state: ${reason}`);
+}
 
 /**
  * Checks a saved state read back from storage (or anywhere else a caller got it); throws a
  * `McpTransportError` that says what is wrong, never an exception from deep inside.
  */
 export function parseSavedState(value: unknown): SavedTransportState {
-  const checked = savedStateSchema.safeParse(value);
-  if (!checked.success) throw new McpTransportError(`not a saved transport state: ${z.prettifyError(checked.error)}`);
-  const { initialize, ...state } = checked.data;
-  if (initialize === undefined) return state;
-  const message = validateMessage(initialize);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) refuse('expected an object');
+  const given = value as Record<string, unknown>;
+  if (given.v !== 1) refuse('v must be 1');
+  if (typeof given.endpoint !== 'string') refuse('endpoint must be a string');
+  if (typeof given.sessionId !== 'string') refuse('sessionId must be a string');
+  const sessionProblem = sessionIdProblem(given.sessionId);
+  if (sessionProblem !== undefined) refuse(`sessionId ${sessionProblem}`);
+  const state: SavedTransportState = { v: 1, endpoint: given.endpoint, sessionId: given.sessionId };
+  for (const key of ['protocolVersion', 'standaloneLastEventId'] as const) {
+    const field = given[key];
+    if (field === undefined) continue;
+    const problem = headerProblem(field);
+    if (problem !== undefined) refuse(`${key} ${problem}`);
+    state[key] = field as string;
+  }
+  if (given.initialize === undefined) return state;
+  const message = validateMessage(given.initialize);
   if (!message.ok || !('method' in message.message) || !('id' in message.message) || message.message.method !== 'initialize') {
-    throw new McpTransportError('not a saved transport state: `initialize` is not an initialize request');
+    refuse('`initialize` is not an initialize request');
   }
   return { ...state, initialize: message.message };
 }

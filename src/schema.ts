@@ -1,61 +1,67 @@
-import { z } from 'zod';
 import type { JSONRPCMessage } from '../machines/events.js';
 
-/** Validation at the edge: what the server sends and what a caller hands to `send()`. */
+/**
+ * Validation at the edge: what the server sends and what a caller hands to `send()`.
+ * A hand check, as strict as the JSON-RPC 2.0 shapes the SDK's own schemas accept (extra keys
+ * pass, as with zod's loose objects): no schema library on the hot path, so a browser bundle
+ * stays small and the first import stays quick.
+ */
 
-const plainObject = z.custom<Record<string, unknown>>(
-  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-  { error: 'expected an object' },
-);
-const requestId = z.union([z.string(), z.number().int()]);
+type Checked = Record<string, unknown>;
 
-const requestSchema = z.looseObject({
-  jsonrpc: z.literal('2.0'),
-  id: requestId,
-  method: z.string(),
-  params: plainObject.optional(),
-});
-const notificationSchema = z.looseObject({
-  jsonrpc: z.literal('2.0'),
-  method: z.string(),
-  params: plainObject.optional(),
-});
-const resultSchema = z.looseObject({
-  jsonrpc: z.literal('2.0'),
-  id: requestId,
-  result: plainObject,
-});
-const errorSchema = z.looseObject({
-  jsonrpc: z.literal('2.0'),
-  id: requestId.nullable().optional(),
-  error: z.looseObject({ code: z.number().int(), message: z.string(), data: z.unknown().optional() }),
-});
+function isPlainObject(value: unknown): value is Checked {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
-/** Picks the one schema that can apply, so a message costs one object parse, not a union's four. */
-function schemaFor(value: object): z.ZodType {
-  if ('method' in value) return 'id' in value ? requestSchema : notificationSchema;
-  if ('error' in value) return errorSchema;
-  return resultSchema;
+function isRequestId(value: unknown): boolean {
+  return typeof value === 'string' || Number.isInteger(value);
+}
+
+/** The first thing wrong with a message, or undefined when it is a JSON-RPC message. */
+function problemOf(message: Checked): string | undefined {
+  if (message.jsonrpc !== '2.0') return 'jsonrpc must be "2.0"';
+  if ('method' in message) {
+    if (typeof message.method !== 'string') return 'method must be a string';
+    if ('id' in message && !isRequestId(message.id)) return 'id must be a string or an integer';
+    if (message.params !== undefined && !isPlainObject(message.params)) return 'params must be an object';
+    return undefined;
+  }
+  if ('error' in message) {
+    if (message.id !== undefined && message.id !== null && !isRequestId(message.id)) return 'id must be a string, an integer or null';
+    const error = message.error;
+    if (!isPlainObject(error)) return 'error must be an object';
+    if (!Number.isInteger(error.code)) return 'error.code must be an integer';
+    if (typeof error.message !== 'string') return 'error.message must be a string';
+    return undefined;
+  }
+  if (!isRequestId(message.id)) return 'id must be a string or an integer';
+  if (!isPlainObject(message.result)) return 'result must be an object';
+  return undefined;
 }
 
 export type Validation = { ok: true; message: JSONRPCMessage } | { ok: false; reason: string };
 
 /** Checks a decoded JSON value; the original object is returned untouched, never a copy. */
 export function validateMessage(value: unknown): Validation {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, reason: 'not a JSON-RPC message object' };
-  }
-  const result = schemaFor(value).safeParse(value);
-  if (!result.success) return { ok: false, reason: z.prettifyError(result.error) };
-  return { ok: true, message: value as JSONRPCMessage };
+  if (!isPlainObject(value)) return { ok: false, reason: 'not a JSON-RPC message object' };
+  return isMessage(value) ? { ok: true, message: value } : { ok: false, reason: lastProblem ?? 'invalid' };
 }
 
-/** H6: a session ID is visible ASCII (0x21–0x7E), 1 to 1,024 characters. */
-export const sessionIdSchema = z
-  .string()
-  .min(1)
-  .max(1024)
-  .regex(/^[\x21-\x7E]+$/, 'session ID must be visible ASCII (0x21-0x7E)');
+/** What the last failed `isMessage` found; read right after the call (single-threaded). */
+let lastProblem: string | undefined;
+
+function isMessage(value: Checked): value is Checked & JSONRPCMessage {
+  lastProblem = problemOf(value);
+  return lastProblem === undefined;
+}
+
+/** H6: a session ID is visible ASCII (0x21–0x7E), 1 to 1,024 characters. The problem, or undefined. */
+export function sessionIdProblem(id: string): string | undefined {
+  if (id.length === 0) return 'empty';
+  if (id.length > 1024) return 'longer than 1,024 characters';
+  if (!/^[\x21-\x7E]+$/.test(id)) return 'session ID must be visible ASCII (0x21-0x7E)';
+  return undefined;
+}
 
 export function isResponse(message: JSONRPCMessage): message is Extract<JSONRPCMessage, { result: unknown } | { error: unknown }> {
   return 'result' in message || 'error' in message;

@@ -17,9 +17,9 @@ import { parseSavedState, restoredSession, type SavedTransportState } from './sa
 /** The SDK's send options (`TransportSendOptions`). */
 export interface SendOptions {
   relatedRequestId?: string | number | undefined;
-  /** R10: resume the stream of an earlier request from this event id instead of POSTing. */
+  /** Resume the stream of an earlier request from this event id instead of sending the message again. */
   resumptionToken?: string | undefined;
-  /** R10: told each new event id of this message's stream. */
+  /** Called with each new event id of this message's stream: keep the last one to resume with. */
   onresumptiontoken?: ((token: string) => void) | undefined;
 }
 
@@ -59,11 +59,14 @@ export const providedConnectionMachine: ConnectionMachine = connectionMachine.pr
 
 /**
  * MCP Streamable HTTP client transport: a drop-in for the official SDK's class of the same name
- * (U1), whose lifecycle is the XState chart running in `actor` (U3).
+ * under the SDK `Client`, whose lifecycle is the XState chart running in `actor`.
  */
 export class StreamableHTTPClientTransport {
+  /** Called once when the transport closed (after `close()`, or when its chart stopped). */
   onclose?: (() => void) | undefined;
+  /** Warnings and failures; the transport goes on after a warning. */
   onerror?: ((error: Error) => void) | undefined;
+  /** Every message from the server, in order. */
   onmessage?: ((message: JSONRPCMessage) => void) | undefined;
 
   /** The running connection chart: subscribe to it, read its tags, inspect it. */
@@ -124,7 +127,7 @@ export class StreamableHTTPClientTransport {
     this.actor.start();
   }
 
-  /** Begins a session; allowed again after close() or failure (F2). */
+  /** Begins a session (the SDK `Client` calls it in `connect()`); allowed again after `close()` or a failure, for a new session. */
   start(): Promise<void> {
     if (!this.actor.getSnapshot().can({ type: 'start' })) {
       return Promise.reject(
@@ -139,9 +142,9 @@ export class StreamableHTTPClientTransport {
   }
 
   /**
-   * Sends one message as its own POST (H1). Resolves when the server accepted it (for a request:
-   * when its response began); rejects when the call failed, after the pending request was
-   * answered with a synthetic error (P10).
+   * Sends one message as its own POST. Resolves when the server accepted it (for a request: when
+   * its response began); rejects with a typed error when the call failed, after the pending
+   * request was answered with a JSON-RPC error, so a waiting `Client` call rejects at once.
    */
   send(message: JSONRPCMessage | JSONRPCMessage[], options?: SendOptions): Promise<void> {
     if (Array.isArray(message)) {
@@ -157,14 +160,14 @@ export class StreamableHTTPClientTransport {
   }
 
   /**
-   * R10: re-open an interrupted stream from `lastEventId` (GET with Last-Event-ID) and deliver
-   * what it carries; resolves once the GET is under way.
+   * Re-opens an interrupted stream from `lastEventId` (GET with `Last-Event-ID`) and delivers what
+   * it carries; resolves once the GET is under way.
    */
   resumeStream(lastEventId: string, options?: { onresumptiontoken?: ((token: string) => void) | undefined }): Promise<void> {
     return this.dispatch([], { resumptionToken: lastEventId, onresumptiontoken: options?.onresumptiontoken });
   }
 
-  /** Ends the session (DELETE, F1) and everything running; idempotent (F2). */
+  /** Ends the session (`DELETE`, unless `terminateOnClose: false`) and every stream, timer and request; safe to call twice. */
   close(): Promise<void> {
     const snapshot = this.actor.getSnapshot();
     if (snapshot.status !== 'active' || snapshot.matches('closed')) return Promise.resolve();
@@ -178,7 +181,7 @@ export class StreamableHTTPClientTransport {
   }
 
   /**
-   * A1: completes an OAuth redirect flow with the code from the redirect, through the SDK's own
+   * Completes an OAuth redirect flow with the code from the redirect, through the SDK's own
    * `auth()`; then connect again (`client.connect(transport)` restarts this transport).
    */
   async finishAuth(authorizationCode: string): Promise<void> {

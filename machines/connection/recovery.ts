@@ -4,7 +4,7 @@
  * or when that fails, the transport fails with SessionExpiredError.
  */
 import { assertEvent, assign, emit } from 'xstate';
-import { isSessionMissing, ProtocolError, SessionExpiredError } from '../errors.js';
+import { isSessionMissing, ProtocolError, SessionExpiredError, sessionExpiredMessage } from '../errors.js';
 import { fingerprint, INITIALIZED, noTicket, spawnPosts, actions, guards, type ConnectionState } from './base.js';
 
 export const recoveryGuards = guards({
@@ -22,8 +22,8 @@ export const recoveryGuards = guards({
 export const recoveryActions = actions({
   expireSession: assign({
     sessionMissing: true,
-    error: ({ event }) =>
-      new SessionExpiredError('the server no longer knows this session', {
+    error: ({ context, event }) =>
+      new SessionExpiredError(sessionExpiredMessage(context.options.sessionId !== undefined), {
         cause:
           event.type === 'post.failed' || event.type === 'standalone.sessionMissing'
             ? event.error

@@ -1,6 +1,7 @@
 import { TransportClosedError } from '../../machines/errors.js';
 import type { BaseHeaders } from './headers.js';
 
+/** A `fetch`-compatible function (the `fetch` option). */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
 /** The part of the SDK's `OAuthClientProvider` this module reads: the current tokens. */

@@ -7,7 +7,7 @@ import type {
 } from '../../machines/events.js';
 import type { PostRequestInput } from '../../machines/post-stream.js';
 import { formatStack, McpTransportError, MessageTooLargeError, ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
-import { cut, isResponse, sessionIdSchema, validateMessage } from '../schema.js';
+import { cut, isResponse, sessionIdProblem, validateMessage } from '../schema.js';
 import { HttpClient, redirectTarget, type Exchange } from './client.js';
 import { parseChallenge } from './auth.js';
 import { mediaType } from './headers.js';
@@ -105,9 +105,8 @@ function finish(exchange: Exchange): void {
 function responseSessionId(response: Response, initializing: boolean, sink: MessageSink): string | undefined {
   const raw = response.headers.get('mcp-session-id');
   if (raw === null) return undefined;
-  const checked = sessionIdSchema.safeParse(raw);
-  if (checked.success) return raw;
-  const reason = checked.error.issues[0]?.message ?? 'invalid';
+  const reason = sessionIdProblem(raw);
+  if (reason === undefined) return raw;
   if (initializing) throw new ProtocolError(`server sent an invalid session ID (${reason}); refusing it`);
   warnOnce(sink, 'H7-invalid', () =>
     new ProtocolError(`server sent an invalid session ID on a later response (${reason}); ignoring it, keeping the established one`),

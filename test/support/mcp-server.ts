@@ -52,6 +52,8 @@ export interface ServerOptions {
   retryInterval?: number;
   /** The server's SSE keep-alive comment interval (SDK default 15 s). */
   keepAliveMs?: number;
+  /** Offer a resource and a prompt besides the tools (for the CLI's listings). Default false. */
+  catalog?: boolean;
 }
 
 export interface TestServer {
@@ -67,7 +69,7 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-export function buildServer(): McpServer {
+export function buildServer(catalog = false): McpServer {
   const server = new McpServer({ name: 'fixture', version: '1.0.0' }, { capabilities: { logging: {} } });
   server.registerTool(
     'echo',
@@ -102,6 +104,14 @@ export function buildServer(): McpServer {
     const result = await extra.sendRequest({ method: 'roots/list' }, z.object({ roots: z.array(z.unknown()) }).loose());
     return { content: [{ type: 'text', text: JSON.stringify(result.roots) }] };
   });
+  if (catalog) {
+    server.registerResource('readme', 'fixture://readme', { description: 'a short text', mimeType: 'text/plain' }, (uri) => ({
+      contents: [{ uri: uri.href, text: 'hello' }],
+    }));
+    server.registerPrompt('greet', { description: 'a greeting', argsSchema: { name: z.string() } }, ({ name }) => ({
+      messages: [{ role: 'user', content: { type: 'text', text: `Say hello to ${name}.` } }],
+    }));
+  }
   return server;
 }
 
@@ -144,7 +154,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       return;
     }
     if (!stateful) {
-      const server = buildServer();
+      const server = buildServer(options.catalog);
       const transport = new StreamableHTTPServerTransport({ enableJsonResponse: !sse });
       res.on('close', () => {
         void transport.close();
@@ -171,7 +181,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
       res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'No session' }, id: null }));
       return;
     }
-    const server = buildServer();
+    const server = buildServer(options.catalog);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: !sse,

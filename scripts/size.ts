@@ -1,0 +1,133 @@
+/**
+ * `npm run size`: how big and how quick to load this transport is, next to the SDK's.
+ *   - Browser bundle of the transport alone (esbuild, minified, ESM, platform browser), raw and gzip.
+ *   - Cold start: a fresh Node process imports the SDK Client and the transport, connects to the
+ *     SDK's server on 127.0.0.1 and calls one tool; the time from process start to that result,
+ *     median of 10 processes each, alternating ours and the SDK's.
+ * Needs `npm run build` first (the script `size` does it).
+ */
+import { build } from 'esbuild';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { startServer } from '../test/support/mcp-server.js';
+
+const root = process.cwd();
+const work = mkdtempSync(join(tmpdir(), 'mcp-xstate-size-'));
+const ours = pathToFileURL(join(root, 'dist/src/index.js')).href;
+const sdkDir = join(root, 'node_modules/@modelcontextprotocol/sdk/dist/esm');
+const sdkTransport = pathToFileURL(join(sdkDir, 'client/streamableHttp.js')).href;
+const sdkClient = pathToFileURL(join(sdkDir, 'client/index.js')).href;
+
+interface Size {
+  name: string;
+  /** What a page loads for the transport: the entry and the chunks it imports statically. */
+  raw: number;
+  gzip: number;
+  /** Chunks loaded only by a dynamic import (ours: the SDK's OAuth module, when authProvider is set). */
+  lazyRaw: number;
+  lazyGzip: number;
+}
+
+/** The transport alone, bundled with code splitting, as an app's bundler would. */
+async function bundleSize(name: string, from: string): Promise<Size> {
+  const entry = join(work, `${name.replace(/\W/g, '-')}-entry.mjs`);
+  writeFileSync(entry, `export { StreamableHTTPClientTransport } from ${JSON.stringify(new URL(from).pathname)};\n`);
+  const outdir = join(work, `${name.replace(/\W/g, '-')}-out`);
+  const result = await build({
+    entryPoints: [entry], bundle: true, minify: true, format: 'esm', platform: 'browser', splitting: true,
+    outdir, write: false, metafile: true, logLevel: 'error',
+  });
+  const contents = new Map(result.outputFiles.map((file) => [file.path, file.contents]));
+  const outputs = result.metafile.outputs;
+  const entryPath = Object.keys(outputs).find((path) => outputs[path]?.entryPoint !== undefined);
+  if (entryPath === undefined) throw new Error('no entry chunk');
+  // Walk static imports from the entry; every other chunk is loaded lazily.
+  const eager = new Set<string>();
+  const visit = (path: string) => {
+    if (eager.has(path)) return;
+    eager.add(path);
+    for (const imported of outputs[path]?.imports ?? []) if (imported.kind === 'import-statement') visit(imported.path);
+  };
+  visit(entryPath);
+  const sum = (paths: string[]) => {
+    const files = paths.map((path) => contents.get(join(root, path)) ?? contents.get(path) ?? new Uint8Array());
+    return { raw: files.reduce((n, f) => n + f.byteLength, 0), gzip: files.reduce((n, f) => n + gzipSync(f, { level: 9 }).byteLength, 0) };
+  };
+  const all = Object.keys(outputs).filter((path) => path.endsWith('.js'));
+  const eagerSize = sum([...eager]);
+  const lazySize = sum(all.filter((path) => !eager.has(path)));
+  return { name, raw: eagerSize.raw, gzip: eagerSize.gzip, lazyRaw: lazySize.raw, lazyGzip: lazySize.gzip };
+}
+
+function child(name: string, transportUrl: string): string {
+  const file = join(work, `${name}-cold.mjs`);
+  writeFileSync(
+    file,
+    `const { Client } = await import(${JSON.stringify(sdkClient)});
+const { StreamableHTTPClientTransport } = await import(${JSON.stringify(transportUrl)});
+const client = new Client({ name: 'cold', version: '1' });
+await client.connect(new StreamableHTTPClientTransport(new URL(process.argv[2])));
+const result = await client.callTool({ name: 'echo', arguments: { text: 'x' } });
+const ms = performance.now();
+const cpu = process.cpuUsage();
+if (result.content[0].text !== 'x') throw new Error('wrong answer');
+await client.close();
+console.log(ms.toFixed(1), ((cpu.user + cpu.system) / 1000).toFixed(1));
+`,
+  );
+  return file;
+}
+
+/** Wall-clock ms from process start to the first tool result, and the process's CPU ms by then. */
+function runChild(file: string, url: string): Promise<{ wall: number; cpu: number }> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [file, url], { timeout: 60_000 }, (error, stdout) => {
+      if (error !== null) reject(new Error(`cold-start child failed: ${error.message}`));
+      const [wall, cpu] = stdout.trim().split(' ').map(Number);
+      resolve({ wall: wall ?? NaN, cpu: cpu ?? NaN });
+    });
+  });
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+};
+
+const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
+
+try {
+  const sizes = [await bundleSize('this transport', ours), await bundleSize('SDK transport', sdkTransport)];
+  console.log('browser bundle of StreamableHTTPClientTransport alone (esbuild --bundle --minify --splitting, ESM, browser):');
+  for (const size of sizes) {
+    const lazy = size.lazyRaw === 0 ? '' : `   + ${kib(size.lazyRaw)} (${kib(size.lazyGzip)} gzip) loaded only with an authProvider`;
+    console.log(`  ${size.name.padEnd(16)} ${kib(size.raw).padStart(10)}  ${kib(size.gzip).padStart(9)} gzip${lazy}`);
+  }
+
+  const rounds = Number(process.env.SIZE_ROUNDS ?? 10);
+  const server = await startServer();
+  try {
+    const files = { ours: child('ours', ours), sdk: child('sdk', sdkTransport) };
+    const times: { ours: { wall: number; cpu: number }[]; sdk: { wall: number; cpu: number }[] } = { ours: [], sdk: [] };
+    for (let i = 0; i < rounds; i++) {
+      times.ours.push(await runChild(files.ours, server.url.href));
+      times.sdk.push(await runChild(files.sdk, server.url.href));
+    }
+    console.log(`cold start: process start → import → connect → first tool result, median of ${rounds} fresh processes each:`);
+    console.log('  (wall clock from process start; CPU: the process\'s user + system time by then, steadier on a busy machine)');
+    for (const [name, runs] of [['this transport', times.ours], ['SDK transport', times.sdk]] as const) {
+      const wall = median(runs.map((r) => r.wall));
+      const cpu = median(runs.map((r) => r.cpu));
+      console.log(`  ${name.padEnd(16)} ${wall.toFixed(0).padStart(6)} ms wall  ${cpu.toFixed(0).padStart(6)} ms CPU   (wall: ${runs.map((r) => r.wall.toFixed(0)).join(', ')})`);
+    }
+  } finally {
+    await server.close();
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

@@ -1,0 +1,203 @@
+/**
+ * `mcp-xstate-transport <url>`: connect, show the chart live, list what the server offers,
+ * optionally call a tool or watch, and close with DELETE.
+ */
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { createJsonlRecorder } from '../inspect.js';
+import { StreamableHTTPClientTransport } from '../transport.js';
+import type { CliOptions } from './args.js';
+import { watchChart } from './chart.js';
+import { attachToView } from '../view/bridge.js';
+import { serveView } from '../view/server.js';
+import { classify, describeError, exitCodes, StepTimeoutError } from './failure.js';
+import { CliSession } from './session.js';
+
+/** Where every line goes: text for people, or one JSON object per line with `--json`. */
+export class Output {
+  private readonly started = performance.now();
+  constructor(private readonly json: boolean) {}
+
+  ms(): number {
+    return Math.round(performance.now() - this.started);
+  }
+
+  /** A timestamped event: `[   12 ms] topic      text`, or `{"event":topic,"ms":12,...data}`. */
+  event(topic: string, text: string, data: Record<string, unknown> = {}): void {
+    if (this.json) console.log(JSON.stringify({ event: topic, ms: this.ms(), ...data }));
+    else console.log(`[${String(this.ms()).padStart(5)} ms] ${topic.padEnd(10)} ${text}`);
+  }
+
+  /** A block of text (a listing); in JSON mode the data alone. */
+  block(topic: string, lines: string[], data: Record<string, unknown>): void {
+    if (this.json) console.log(JSON.stringify({ event: topic, ms: this.ms(), ...data }));
+    else for (const line of lines) console.log(line);
+  }
+
+  /** Progress while waiting: on stderr for people (so stdout stays the transcript), skipped in JSON. */
+  progress(text: string): void {
+    if (!this.json) console.error(`[${String(this.ms()).padStart(5)} ms] ${'…'.padEnd(10)} ${text}`);
+  }
+}
+
+/** Waits for `promise`, printing a progress line every 2 s, failing after `timeoutMs`. */
+async function step<T>(out: Output, what: string, promise: Promise<T>, timeoutMs: number, state: () => string): Promise<T> {
+  const began = performance.now();
+  const ticker = setInterval(() => {
+    out.progress(`still waiting for ${what} (${Math.round((performance.now() - began) / 1000)} s; ${state()})`);
+  }, 2_000);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      reject(new StepTimeoutError(`${what}: no answer within ${timeoutMs / 1000} s (${state()})`));
+    }, timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearInterval(ticker);
+    clearTimeout(timer);
+  }
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/** `  name  description` lines of a listing, the description cut to one line. */
+function listing(title: string, items: Record<string, unknown>[], name: (item: Record<string, unknown>) => string): string[] {
+  const names = items.map(name);
+  const width = Math.min(32, Math.max(0, ...names.map((n) => n.length)));
+  return [
+    `${title} (${items.length})`,
+    ...items.map((item, i) => {
+      const description = text(item.description).split('\n')[0] ?? '';
+      return `  ${(names[i] ?? '').padEnd(width)}  ${description.length > 80 ? `${description.slice(0, 79)}…` : description}`.trimEnd();
+    }),
+  ];
+}
+
+function capabilityOf(result: Record<string, unknown>, name: string): boolean {
+  const capabilities = result.capabilities;
+  return typeof capabilities === 'object' && capabilities !== null && name in capabilities;
+}
+
+function contentText(result: Record<string, unknown>): string {
+  const content = Array.isArray(result.content) ? (result.content as Record<string, unknown>[]) : [];
+  return content.map((item) => (item.type === 'text' ? text(item.text) : `(${text(item.type)})`)).join('\n');
+}
+
+/** Resolves at the first Ctrl-C (SIGINT) or SIGTERM; a second one ends the process at once. */
+function interrupted(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      process.once('SIGINT', () => process.exit(130));
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+export async function connect(options: CliOptions): Promise<number> {
+  const out = new Output(options.json);
+  let record: WriteStream | undefined;
+  if (options.record !== undefined) {
+    record = createWriteStream(options.record);
+    await once(record, 'open');
+  }
+  const transport = new StreamableHTTPClientTransport(new URL(options.url), {
+    requestInit: { headers: options.headers },
+    ...(record === undefined ? {} : { inspect: createJsonlRecorder((line) => record.write(`${line}\n`)) }),
+  });
+  const view = options.view ? await serveView() : undefined;
+  const bridge = view === undefined ? undefined : attachToView(transport, view.url);
+  if (view !== undefined) out.event('view', `chart view at ${view.url.href}`, { url: view.url.href });
+  const chart = watchChart(transport, (line) => {
+    out.event(line.chart, `${line.text}${line.previousMs > 0 ? `  (+${line.previousMs} ms)` : ''}`, {
+      state: line.state,
+      tags: line.tags,
+      previousMs: line.previousMs,
+    });
+  });
+  // The error the chart failed with carries the whole cause chain (the synthetic JSON-RPC answer
+  // to initialize only its message): it decides the exit code, and is not repeated as a warning.
+  let chartFailure: Error | undefined;
+  transport.actor.on('failed', ({ error }) => {
+    chartFailure = error;
+  });
+  transport.onerror = (error) => {
+    queueMicrotask(() => {
+      if (error !== chartFailure) out.event('warning', describeError(error), { message: describeError(error) });
+    });
+  };
+  const session = new CliSession(transport, (notification) => {
+    const params = notification.params === undefined ? '' : JSON.stringify(notification.params);
+    out.event('notified', `${notification.method}${params === '' || params === '{}' ? '' : ` ${params.length > 200 ? `${params.slice(0, 199)}…` : params}`}`, {
+      method: notification.method,
+      params: notification.params,
+    });
+  });
+  const wait = <T>(what: string, promise: Promise<T>) => step(out, what, promise, options.timeoutMs, chart.current);
+
+  let exitCode: number = exitCodes.ok;
+  try {
+    out.event('connect', options.url, { url: options.url });
+    const init = await wait('initialize', session.initialize());
+    const info = typeof init.serverInfo === 'object' && init.serverInfo !== null ? (init.serverInfo as Record<string, unknown>) : {};
+    out.event('connected', `${text(info.name) || '?'} ${text(info.version)}, protocol ${transport.protocolVersion ?? '?'}`, {
+      server: info,
+      protocolVersion: transport.protocolVersion,
+      capabilities: init.capabilities,
+    });
+
+    const lists = [
+      ['tools', 'tools/list', (item: Record<string, unknown>) => text(item.name)],
+      ['resources', 'resources/list', (item: Record<string, unknown>) => text(item.uri)],
+      ['prompts', 'prompts/list', (item: Record<string, unknown>) => text(item.name)],
+    ] as const;
+    for (const [key, method, name] of lists) {
+      if (!capabilityOf(init, key)) {
+        out.block(key, [`${key}: the server offers none`], { [key]: [] });
+        continue;
+      }
+      const items = await wait(method, session.list(method, key));
+      out.block(key, listing(key, items, name), { [key]: items });
+    }
+
+    if (options.call !== undefined) {
+      const { tool, args } = options.call;
+      const result = await wait(`tools/call ${tool}`, session.request('tools/call', { name: tool, arguments: args }));
+      const isError = result.isError === true;
+      out.block('result', [`result of ${tool}${isError ? ' (the tool reported an error)' : ''}:`, contentText(result)], { tool, result });
+      if (isError) exitCode = exitCodes.toolError;
+    }
+
+    if (options.watch) {
+      out.event('watching', 'notifications and state changes; Ctrl-C closes the session');
+      await interrupted();
+    }
+  } catch (error) {
+    const failure = classify(chartFailure ?? error, options.url);
+    if (options.json) out.event('failed', failure.message, { kind: failure.kind, exitCode: failure.exitCode, message: failure.message });
+    else console.error(`mcp-xstate-transport: ${failure.message}`);
+    exitCode = failure.exitCode;
+  } finally {
+    try {
+      await step(out, 'close', transport.close(), options.timeoutMs, chart.current);
+      out.event('closed', transport.sessionId === undefined ? 'the transport is closed' : 'the transport is closed', {});
+    } catch (error) {
+      out.event('warning', `close: ${describeError(error)}`, { message: describeError(error) });
+    }
+    chart.stop();
+    await bridge?.close();
+    await view?.close();
+    if (record !== undefined) {
+      record.end();
+      await once(record, 'close');
+    }
+  }
+  return exitCode;
+}

@@ -1,0 +1,166 @@
+/**
+ * The `mcp-xstate-transport` command, spawned as a user runs it (node on src/cli/main.ts through
+ * tsx) against the SDK's real server on 127.0.0.1, and against servers that are not MCP.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closedPort, header, until } from '../support/harness.js';
+import { startServer, type TestServer } from '../support/mcp-server.js';
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Spawns the CLI; `untilOutput` resolves when stdout shows a text (for --watch). */
+function cli(args: string[]): { child: ChildProcess; done: Promise<Run>; output: () => string } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 50_000);
+  const done = new Promise<Run>((resolve) => {
+    child.on('close', (code) => {
+      clearTimeout(killer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+  return { child, done, output: () => stdout };
+}
+
+const run = (args: string[]) => cli(args).done;
+
+let server: TestServer;
+/** A plain HTTP server that is not MCP: `/html` answers a page, `/auth` 401, anything else 404. */
+let plain: Server;
+let plainUrl: string;
+
+beforeAll(async () => {
+  server = await startServer({ catalog: true });
+  plain = createServer((req, res) => {
+    if (req.url === '/auth') {
+      res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' }).end();
+    } else if (req.url === '/html') {
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<html>a web page</html>');
+    } else {
+      res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>not found</h1>');
+    }
+  });
+  await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+  plainUrl = `http://127.0.0.1:${(plain.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await server.close();
+  await new Promise((resolve) => plain.close(resolve));
+});
+
+describe('the CLI against the SDK server', { timeout: 60_000 }, () => {
+  it('U7: connects, shows state changes with timings, lists tools, resources and prompts, calls a tool, closes with DELETE', async () => {
+    const closedBefore = server.closedSessions.length;
+    const result = await run([server.url.href, '--call', 'echo', '--args', '{"text":"hello cli"}', '--header', 'X-Trace: cli-test']);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/\[\s*\d+ ms\] state\s+connecting {2}\[connecting\]/);
+    expect(result.stdout).toMatch(/state\s+open\.session\.active \+ open\.standalone\.active {2}\[connected\] {2}\(\+\d+ ms\)/);
+    expect(result.stdout).toMatch(/connected\s+fixture 1\.0\.0, protocol 2025-11-25/);
+    expect(result.stdout).toMatch(/tools \(3\)\n {2}echo\s+echoes its text\n {2}progress/);
+    expect(result.stdout).toMatch(/resources \(1\)\n {2}fixture:\/\/readme\s+a short text/);
+    expect(result.stdout).toMatch(/prompts \(1\)\n {2}greet\s+a greeting/);
+    expect(result.stdout).toContain('result of echo:\nhello cli');
+    expect(result.stdout).toMatch(/state\s+closed {2}\[closed\]/);
+    expect(server.closedSessions.length).toBe(closedBefore + 1);
+    const posts = server.requests.filter((r) => r.method === 'POST' && r.rpc === 'tools/call');
+    expect(posts.length).toBeGreaterThan(0);
+    expect(header(posts[posts.length - 1]!, 'x-trace')).toBe('cli-test');
+  });
+
+  it('U7: --json prints one JSON object per line, with the listings and the result', async () => {
+    const result = await run([server.url.href, '--json', '--call', 'echo', '--args', '{"text":"j"}']);
+    expect(result.code).toBe(0);
+    const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { event: string } & Record<string, unknown>);
+    const byEvent = (name: string) => events.find((e) => e.event === name);
+    expect((byEvent('tools')?.tools as { name: string }[]).map((t) => t.name)).toEqual(['echo', 'progress', 'roots']);
+    expect((byEvent('resources')?.resources as { uri: string }[]).map((r) => r.uri)).toEqual(['fixture://readme']);
+    expect((byEvent('prompts')?.prompts as { name: string }[]).map((p) => p.name)).toEqual(['greet']);
+    expect(byEvent('result')?.result).toEqual({ content: [{ type: 'text', text: 'j' }] });
+    expect(events.filter((e) => e.event === 'state').map((e) => e.state)).toContain('closed');
+  });
+
+  it('U7, X1: --record writes the chart lifecycle as JSON lines without the session ID', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cli-record-'));
+    try {
+      const file = join(dir, 'run.jsonl');
+      const result = await run([server.url.href, '--record', file]);
+      expect(result.code).toBe(0);
+      const lines = readFileSync(file, 'utf8').trim().split('\n');
+      expect(lines.length).toBeGreaterThan(5);
+      for (const line of lines) expect(() => JSON.parse(line) as unknown).not.toThrow();
+      const sessionId = [...server.closedSessions].pop();
+      expect(sessionId).toBeDefined();
+      expect(readFileSync(file, 'utf8')).not.toContain(sessionId);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('U7: --watch prints notifications until Ctrl-C, then closes the session with DELETE', async () => {
+    const closedBefore = server.closedSessions.length;
+    const watching = cli([server.url.href, '--watch']);
+    await until(() => watching.output().includes('watching') && watching.output().includes('standalone listening'), 'the CLI watching', 400);
+    const session = [...server.sessions.values()].pop();
+    expect(session).toBeDefined();
+    session!.server.sendToolListChanged();
+    await until(() => watching.output().includes('notifications/tools/list_changed'), 'the notification printed', 400);
+    watching.child.kill('SIGINT');
+    const result = await watching.done;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/notified\s+notifications\/tools\/list_changed/);
+    expect(result.stdout).toMatch(/state\s+closed {2}\[closed\]/);
+    expect(server.closedSessions.length).toBe(closedBefore + 1);
+  });
+
+  it('U7: --help prints the usage and exits 0', async () => {
+    const result = await run(['--help']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('usage: mcp-xstate-transport');
+  });
+});
+
+describe('the CLI: clear messages and distinct exit codes', { timeout: 60_000 }, () => {
+  it('U7: a bad URL exits 2', async () => {
+    const result = await run(['ftp://example/mcp']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("not an http(s) URL: 'ftp://example/mcp'");
+  });
+
+  it('U7: a refused connection exits 3', async () => {
+    const port = await closedPort();
+    const result = await run([`http://127.0.0.1:${port}/mcp`]);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain(`cannot reach http://127.0.0.1:${port}/mcp (ECONNREFUSED)`);
+  });
+
+  it('U7: a server that is not MCP exits 4 (404, and a web page)', async () => {
+    const notFound = await run([`${plainUrl}/mcp`]);
+    expect(notFound.code).toBe(4);
+    expect(notFound.stderr).toContain('does not answer as an MCP server (HTTP 404)');
+    const page = await run([`${plainUrl}/html`]);
+    expect(page.code).toBe(4);
+    expect(page.stderr).toContain('does not answer as an MCP server');
+    expect(page.stderr).toContain('text/html');
+  });
+
+  it('U7: a server that needs authorization exits 5', async () => {
+    const result = await run([`${plainUrl}/auth`]);
+    expect(result.code).toBe(5);
+    expect(result.stderr).toContain('needs authorization (HTTP 401)');
+  });
+});
