@@ -3,13 +3,16 @@ import { connectionMachine, type ConnectionMachine } from '../machines/connectio
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/events.js';
-import { InvalidMessageError, McpTransportError, TransportFailedError } from '../machines/errors.js';
+import { InvalidMessageError, McpTransportError, OfflineError, TransportFailedError } from '../machines/errors.js';
+import { resumePoint } from '../machines/standalone-stream.js';
 import { connectionSystemId, ioActors, type TransportIo } from './actors.js';
 import { chooseSender, HttpClient } from './http/client.js';
 import { baseHeaders } from './http/headers.js';
 import { resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
 import { authorize, unauthorizedError } from './http/auth.js';
+import { browserNetwork } from './network.js';
+import { parseSavedState, restoredSession, type SavedTransportState } from './saved-state.js';
 
 /** The SDK's send options (`TransportSendOptions`). */
 export interface SendOptions {
@@ -48,6 +51,7 @@ export const providedConnectionMachine: ConnectionMachine = connectionMachine.pr
       actors: { openStandalone: ioActors.openStandalone, readStream: ioActors.readStream },
     }),
     deleteSession: ioActors.deleteSession,
+    networkStatus: ioActors.networkStatus,
     authorize: ioActors.authorize,
     legacyStream: ioActors.legacyStream,
   },
@@ -71,12 +75,14 @@ export class StreamableHTTPClientTransport {
   private readonly authProvider: object | undefined;
 
   constructor(url: URL | string, options: StreamableHTTPClientTransportOptions = {}) {
-    const chartOptions = resolveChartOptions(options);
+    const endpoint = new URL(url);
+    const restore = options.restoreState === undefined ? undefined : restoredSession(parseSavedState(options.restoreState), endpoint);
+    const chartOptions = resolveChartOptions(options, restore);
     this.authProvider = options.authProvider;
     const { headers, signal, ...init } = options.requestInit ?? {};
     const redirectPolicy = options.redirectPolicy ?? 'same-origin';
     this.http = new HttpClient({
-      url: new URL(url),
+      url: endpoint,
       signal: signal ?? undefined,
       ...chooseSender({ fetch: options.fetch, init, redirectPolicy }),
       init,
@@ -97,6 +103,7 @@ export class StreamableHTTPClientTransport {
       sink,
       options: resolveExchangeOptions(options, chartOptions),
       authProvider: options.authProvider,
+      network: options.network === false ? undefined : (options.network ?? browserNetwork()),
     };
     this.actor = createActor(providedConnectionMachine, {
       systemId: connectionSystemId,
@@ -196,6 +203,26 @@ export class StreamableHTTPClientTransport {
     });
   }
 
+  /**
+   * W1: what a new transport needs to continue this session (pass it as `restoreState`), or
+   * undefined when there is no session to continue (not connected yet, re-establishing one, the
+   * legacy transport). Plain JSON with the session ID and no token; save it when the page hides.
+   */
+  saveState(): SavedTransportState | undefined {
+    const { context, children } = this.actor.getSnapshot();
+    if (context.sessionId === undefined || context.legacyEndpoint !== undefined) return undefined;
+    const standalone = children.standalone?.getSnapshot();
+    const standaloneLastEventId = standalone === undefined ? context.options.restored?.standaloneLastEventId : resumePoint(standalone.context);
+    return {
+      v: 1,
+      endpoint: this.http.url.href,
+      sessionId: context.sessionId,
+      ...(context.protocolVersion === undefined ? {} : { protocolVersion: context.protocolVersion }),
+      ...(standaloneLastEventId === undefined ? {} : { standaloneLastEventId }),
+      ...(context.initializeRequest === undefined ? {} : { initialize: context.initializeRequest }),
+    };
+  }
+
   get sessionId(): string | undefined {
     return this.actor.getSnapshot().context.sessionId;
   }
@@ -209,9 +236,12 @@ export class StreamableHTTPClientTransport {
   }
 
   private dispatch(message: JSONRPCMessage | JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {
-    if (this.actor.getSnapshot().status !== 'active') {
+    const snapshot = this.actor.getSnapshot();
+    if (snapshot.status !== 'active') {
       return Promise.reject(new TransportFailedError('the transport chart stopped after an internal error'));
     }
+    // W2: offline, a send fails fast (nothing queued to go out later); the session lives on.
+    if (snapshot.hasTag('offline')) return Promise.reject(new OfflineError('the network is offline; nothing was sent'));
     return new Promise((resolve, reject) => {
       this.actor.send({
         type: 'send',

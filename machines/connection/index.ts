@@ -62,6 +62,7 @@ export const connectionMachine = connectionSetup
       nextPostId: 0,
       posts: {},
       terminateTicket: undefined,
+      standaloneResumeFrom: undefined,
     }),
     initial: 'idle',
     on: everywhere,

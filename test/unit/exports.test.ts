@@ -3,11 +3,12 @@ import * as api from '../../src/index.js';
 import * as nodeApi from '../../src/node.js';
 
 describe('the public API', () => {
-  it('U6, W5: src/index.ts exports the transport, its errors, the charts, the recorder and the chart view bridge, and nothing internal', () => {
+  it('U6, W1-W3, W5: src/index.ts exports the transport, its errors, the charts, the recorder, the UI helpers and the chart view bridge, and nothing internal', () => {
     expect(Object.keys(api).sort()).toEqual([
       'InvalidMessageError',
       'McpTransportError',
       'MessageTooLargeError',
+      'OfflineError',
       'ProtocolError',
       'SessionExpiredError',
       'StreamEndedError',
@@ -18,7 +19,11 @@ describe('the public API', () => {
       'TransportFailedError',
       'attachToView',
       'connectionMachine',
+      'connectionStatus',
       'createJsonlRecorder',
+      'manualNetwork',
+      'nextRetry',
+      'parseSavedState',
       'postStreamMachine',
       'standaloneStreamMachine',
       'toRecord',
