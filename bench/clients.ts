@@ -1,26 +1,85 @@
 /**
- * The three clients under test, behind one small interface:
- *   this  this project's StreamableHTTPClientTransport with the SDK `Client`
- *   sdk   the SDK's own StreamableHTTPClientTransport with the SDK `Client`
- *   raw   a plain fetch loop (bench/raw-client.ts): the lower bound
+ * The clients under test, behind one small interface:
+ *   this   this project's StreamableHTTPClientTransport with the SDK `Client` (the Node entry, as
+ *          Node users get it: requests through node:http)
+ *   sdk    the SDK's own StreamableHTTPClientTransport with the SDK `Client`
+ *   raw    a plain fetch loop (bench/raw-client.ts)
+ *   floor  the SDK `Client` over an instant in-memory transport: no transport under that Client
+ *          can go below it
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as SdkTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { LoggingMessageNotificationSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 // The built package (`npm run build`, which the bench scripts run first), as users run it: the
 // TypeScript source under tsx would add its loader's overhead to every call. Typed from src/.
-const builtPackage = '../dist/src/index.js';
-const { StreamableHTTPClientTransport: ThisTransport } = (await import(builtPackage)) as typeof import('../src/index.js');
+const builtPackage = '../dist/src/node.js';
+const { StreamableHTTPClientTransport: ThisTransport } = (await import(builtPackage)) as typeof import('../src/node.js');
 import { RawClient, type RpcMessage } from './raw-client.js';
 
-export const clientKinds = ['this', 'sdk', 'raw'] as const;
+export const clientKinds = ['this', 'sdk', 'raw', 'floor'] as const;
 export type ClientKind = (typeof clientKinds)[number];
 
 export const clientLabels: Record<ClientKind, string> = {
   this: 'this transport',
   sdk: 'SDK transport',
   raw: 'raw fetch',
+  floor: 'floor (Client, in-memory)',
 };
+
+/**
+ * An instant in-memory server under the SDK `Client`: answers `initialize` and the bench tools
+ * (`echo`, `progress` with its notifications, `notify` with its logging notifications) in the
+ * next microtask, with no I/O, parsing or validation of its own.
+ */
+class InstantTransport implements Transport {
+  onmessage?: (message: JSONRPCMessage) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  sessionId = 'in-memory';
+
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    if (!('method' in message) || !('id' in message)) return Promise.resolve();
+    const { id, method, params } = message;
+    queueMicrotask(() => {
+      const deliver = (m: JSONRPCMessage) => this.onmessage?.(m);
+      if (method === 'initialize') {
+        deliver({
+          jsonrpc: '2.0',
+          id,
+          result: { protocolVersion: '2025-11-25', capabilities: { tools: {}, logging: {} }, serverInfo: { name: 'floor', version: '1' } },
+        });
+        return;
+      }
+      const args = (params?.arguments ?? {}) as { text?: string; steps?: number; count?: number; tag?: string };
+      const token = (params?._meta as { progressToken?: string | number } | undefined)?.progressToken;
+      if (params?.name === 'progress' && token !== undefined) {
+        for (let i = 1; i <= (args.steps ?? 0); i++) {
+          deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: i, total: args.steps } });
+        }
+      } else if (params?.name === 'notify') {
+        for (let i = 0; i < (args.count ?? 0); i++) {
+          deliver({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: { tag: args.tag, i } } });
+        }
+      }
+      const response: JSONRPCMessage = { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: args.text ?? 'done' }] } };
+      // The Client handles notifications a microtask late and responses at once: answer after them.
+      queueMicrotask(() => {
+        deliver(response);
+      });
+    });
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    this.onclose?.();
+    return Promise.resolve();
+  }
+}
 
 export interface BenchClient {
   readonly sessionId: string | undefined;
@@ -59,7 +118,7 @@ class SdkClientDriver implements BenchClient {
   private readonly client = new Client({ name: 'bench', version: '1.0.0' }, { capabilities: {} });
 
   constructor(
-    private readonly transport: InstanceType<typeof ThisTransport> | SdkTransport,
+    private readonly transport: InstanceType<typeof ThisTransport> | SdkTransport | InstantTransport,
     /** The SDK transport sends no DELETE on close; terminateSession() does. */
     private readonly terminateFirst: boolean,
   ) {
@@ -162,5 +221,7 @@ export function createClient(kind: ClientKind, url: string): BenchClient {
       return new SdkClientDriver(new SdkTransport(new URL(url)), true);
     case 'raw':
       return new RawClientDriver(url);
+    case 'floor':
+      return new SdkClientDriver(new InstantTransport(), false);
   }
 }

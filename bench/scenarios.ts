@@ -1,6 +1,6 @@
 /**
  * The measured scenarios. Each runs one client kind against one endpoint (JSON or SSE response
- * mode) of the benchmark server and returns its figures. Every loop is bounded by a count AND a
+ * mode) of the benchmark server (or, for the floor, no server) and returns its figures. Every loop is bounded by a count AND a
  * time budget. Client CPU is this process's own `process.cpuUsage()` delta around the measured
  * part (the server runs in another process); setup and teardown are outside it.
  */
@@ -27,6 +27,8 @@ export interface Counts {
   notifications: { perRun: number; runs: number; seconds: number };
   cycles: Budget;
   held: { sessions: number; seconds: number; concurrency: number };
+  /** Echo calls on one session for the heap-growth figure (this transport only). */
+  growth: Budget & { concurrency: number };
   payloads: { bytes: number; count: number; seconds: number }[];
 }
 
@@ -41,8 +43,6 @@ export interface ScenarioResult {
   serverCpuUs: number;
   /** TCP connections the server accepted during the measured part (keep-alive reuse shows as few). */
   connections: number;
-  /** The measured part on the monotonic clock, µs (the clock of `--cpu-prof` timestamps). */
-  windowUs?: [number, number];
 }
 
 export interface ScenarioContext {
@@ -89,30 +89,22 @@ export function forceGc(): void {
 interface Window {
   ms: number;
   cpuUs: number;
-  userUs: number;
-  systemUs: number;
   serverCpuUs: number;
   connections: number;
-  windowUs: [number, number];
 }
 
 /** Runs `body` with GC done beforehand, timing it and this process's CPU. */
 async function measured(base: string, body: () => Promise<void>): Promise<Window> {
   const before = await serverStats(base);
   forceGc();
-  const h0 = process.hrtime.bigint();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await body();
   const ms = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
-  const h1 = process.hrtime.bigint();
   const after = await serverStats(base);
   const serverCpuUs = after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system;
-  return { ms, cpuUs: cpu.user + cpu.system, userUs: cpu.user, systemUs: cpu.system, serverCpuUs,
-    connections: after.connections - before.connections,
-    windowUs: [Number(h0 / 1000n), Number(h1 / 1000n)],
-  };
+  return { ms, cpuUs: cpu.user + cpu.system, serverCpuUs, connections: after.connections - before.connections };
 }
 
 async function withSession(
@@ -127,7 +119,6 @@ async function withSession(
       metrics,
       serverCpuUs: window.serverCpuUs,
       connections: window.connections,
-      windowUs: window.windowUs,
       errors: client.errors.slice(0, 5).map((e) => e.message),
     };
   } finally {
@@ -162,8 +153,6 @@ export function sequential(ctx: ScenarioContext): Promise<ScenarioResult> {
         p50Ms: median(latencies),
         p99Ms: percentile(latencies, 99),
         cpuUsPerCall: window.cpuUs / n,
-        userUsPerCall: window.userUs / n,
-        systemUsPerCall: window.systemUs / n,
         calls: n,
       },
     };
@@ -232,7 +221,7 @@ export function progress(ctx: ScenarioContext): Promise<ScenarioResult> {
 export function logStream(ctx: ScenarioContext): Promise<ScenarioResult> {
   const { perRun, runs, seconds } = ctx.counts.notifications;
   return withSession(ctx, async (client) => {
-    await waitForGet(ctx.base, client.sessionId);
+    if (ctx.kind !== 'floor') await waitForGet(ctx.base, client.sessionId);
     let tag = 'warm';
     let received = 0;
     client.onLog = (got) => {
@@ -289,9 +278,15 @@ export async function cycles(ctx: ScenarioContext): Promise<ScenarioResult> {
   return {
     serverCpuUs: window.serverCpuUs,
     connections: window.connections,
-    windowUs: window.windowUs,
     errors,
-    metrics: { sessionsPerSec: (n / window.ms) * 1000, cpuUsPerSession: window.cpuUs / n, sessions: n, sessionsLeftOnServer: left },
+    metrics: {
+      sessionsPerSec: (n / window.ms) * 1000,
+      cpuUsPerSession: window.cpuUs / n,
+      // TCP connections the server accepted per connect + initialize + close (keep-alive reuse).
+      connectionsPerSession: window.connections / n,
+      sessions: n,
+      sessionsLeftOnServer: left,
+    },
   };
 }
 

@@ -69,6 +69,16 @@ export const scheduledWait = fromCallback<{ type: 'noop' }, ScheduledWaitInput>(
   };
 });
 
+/** W3: the wait a stream is in: which attempt comes next, and when it is due. */
+export interface PlannedWait {
+  /** The reconnect attempt the wait leads to, 1-based (past maxRetries: the standalone stream's ceiling, G5). */
+  attempt: number;
+  /** How long the wait is, in ms: computed once, when the wait begins (jitter included). */
+  delayMs: number;
+  /** When the attempt is due, on the clock of `options.now` (epoch ms by default). */
+  dueAt: number;
+}
+
 /** What both stream charts keep about their reconnects. */
 export interface WaitContext {
   attempt: number;
@@ -79,6 +89,10 @@ export interface WaitContext {
    */
   waitAfter: 'ended' | 'failed';
   options: ChartOptions;
+  /** W3: the current (or last) wait; read it only while the stream carries the `waiting` tag. */
+  wait: PlannedWait | undefined;
+  /** W2: the host said the network is gone; a wait pauses instead of spending the budget. */
+  offline: boolean;
 }
 
 /** The delay of the next reconnect of a stream (R4): `retry` never shortens the backoff after a failed attempt. */
@@ -97,9 +111,23 @@ export function isResumableEventId(id: string): boolean {
   return /^[\x21-\x7E](?:[\x20-\x7E]*[\x21-\x7E])?$/.test(id);
 }
 
+/** W3: a wait computed once, so the timer, a caller's scheduler and a UI all see the same delay. */
+export function planWait(context: WaitContext, delayOf: (context: WaitContext) => number): PlannedWait {
+  const delayMs = delayOf(context);
+  return { attempt: context.attempt, delayMs, dueAt: context.options.now() + delayMs };
+}
+
+/** The planned delay of the wait that just began (the `after` timers read it). */
+export function plannedDelay(context: WaitContext, delayOf: (context: WaitContext) => number): number {
+  return context.wait?.delayMs ?? delayOf(context);
+}
+
 /**
  * The sub-states of one wait before a reconnect: the chart's own timer (`after`), or the
  * caller's reconnectionScheduler (SDK v2) when one is given. Both stream charts use it.
+ * W3: the wait is planned on entry (`wait` in context, tag `waiting` while it runs).
+ * W2: offline, the wait pauses (tag `offline`): no timer runs and no attempt is spent; `online`
+ * goes to the target at once.
  */
 export function waitStates<const Delay extends string, const Target extends string>(
   delay: Delay,
@@ -109,20 +137,33 @@ export function waitStates<const Delay extends string, const Target extends stri
   return {
     initial: 'choosing',
     states: {
-      choosing: { always: [{ guard: 'hasScheduler', target: 'scheduled' }, { target: 'timed' }] },
-      timed: { after: { [delay]: target } as Record<Delay, Target> },
+      choosing: {
+        entry: { type: 'planWait', params: { delayOf } },
+        always: [{ guard: 'isOffline', target: 'paused' }, { guard: 'hasScheduler', target: 'scheduled' }, { target: 'timed' }],
+      },
+      timed: {
+        tags: ['waiting'],
+        after: { [delay]: target } as Record<Delay, Target>,
+        on: { 'network.offline': { target: 'paused', actions: 'noteOffline' } },
+      },
       /** The caller's reconnectionScheduler decides when. */
       scheduled: {
+        tags: ['waiting'],
         invoke: {
           src: 'scheduledWait',
           input: ({ context }: { context: WaitContext }): ScheduledWaitInput => ({
             scheduler: context.options.reconnectionScheduler ?? (() => undefined),
-            delay: delayOf(context),
+            delay: plannedDelay(context, delayOf),
             // Zero-based, as the SDK passes it.
             attempt: Math.max(context.attempt - 1, 0),
           }),
         },
-        on: { 'reconnect.due': target },
+        on: { 'reconnect.due': target, 'network.offline': { target: 'paused', actions: 'noteOffline' } },
+      },
+      /** W2: offline: nothing is tried and no attempt is spent until the network is back. */
+      paused: {
+        tags: ['offline'],
+        on: { 'network.online': { target, actions: 'noteOnline' } },
       },
     },
   } as const;

@@ -72,6 +72,9 @@ export class TransportFailedError extends McpTransportError {}
 /** A message given to `send()` was not a JSON-RPC message. */
 export class InvalidMessageError extends McpTransportError {}
 
+/** W2: `send()` while the network is known to be gone: refused at once, nothing queued; the session lives on. */
+export class OfflineError extends McpTransportError {}
+
 /** The HTTP status an error carries itself (a StreamableHTTPError's, or any error's numeric `status`). */
 export function statusOf(error: unknown): number | undefined {
   return error instanceof Error && 'status' in error && typeof error.status === 'number' ? error.status : undefined;

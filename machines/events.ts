@@ -106,6 +106,8 @@ export interface ChartOptions {
   maxMessageBytes: number;
   /** A session ID given by the caller (the SDK's `sessionId` option): the session is resumed, not initialized. */
   sessionId: string | undefined;
+  /** W1: what a saved transport state adds to its session ID, so the session continues as it was. */
+  restored: RestoredSession | undefined;
   /** L1: an initialize answered 400, 404 or 405 falls back to the 2024-11-05 HTTP+SSE transport. */
   legacyFallback: boolean;
   /** An authProvider was given: 401 and 403 insufficient_scope lead to authorizing (A1, A2). */
@@ -116,7 +118,19 @@ export interface ChartOptions {
   reconnectionScheduler: ReconnectionScheduler | undefined;
   /** Source of randomness for backoff jitter, in [0, 1). */
   random: () => number;
+  /** W3: the clock a wait's due time is told on (epoch ms in src/; any monotonic clock works). */
+  now: () => number;
 }
+
+/** W1: the rest of a saved session: its version, the standalone stream's place, and the initialize to repeat (F3). */
+export interface RestoredSession {
+  protocolVersion: string | undefined;
+  standaloneLastEventId: string | undefined;
+  initializeRequest: JSONRPCRequest | undefined;
+}
+
+/** W2: what the host's network signal says (a browser's `offline` and `online` events). */
+export type NetworkEvent = { type: 'network.offline' } | { type: 'network.online' };
 
 /** How a stream (POST or GET) ended before it was done, as told by the SSE reader. */
 export interface StreamEnd {

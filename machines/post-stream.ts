@@ -5,13 +5,14 @@ import type {
   JSONRPCId,
   JSONRPCMessage,
   JSONRPCResponse,
+  NetworkEvent,
   OpenStream,
   PostResult,
   SendAttempts,
   SendTicket,
   StreamEnd,
 } from './events.js';
-import { isResumableEventId, nextReconnectDelay, scheduledWait, waitStates } from './backoff.js';
+import { isResumableEventId, nextReconnectDelay, plannedDelay, planWait, scheduledWait, waitStates, type PlannedWait, type WaitContext } from './backoff.js';
 import { isSessionMissing, MessageTooLargeError, statusOf, StreamEndedError, toError } from './errors.js';
 
 /**
@@ -41,6 +42,8 @@ export interface PostStreamInput {
    * over from that end (backoff and resume, or fail), as if it had read the stream itself.
    */
   interrupted?: InterruptedStream | undefined;
+  /** W2: the network is known to be gone as the stream begins. */
+  offline?: boolean | undefined;
 }
 
 /** Where a data-plane call's stream stopped: how it ended, and the event ids it delivered (R7). */
@@ -141,6 +144,10 @@ export interface PostStreamContext extends PostStreamInput {
   /** R4: the next wait follows a stream that ended (its `retry` applies) or a resume that failed (backoff). */
   waitAfter: 'ended' | 'failed';
   error: Error | undefined;
+  /** W3: the resume wait (tag `waiting`): its attempt and due time. */
+  wait: PlannedWait | undefined;
+  /** W2: the network is gone; a resume wait pauses. */
+  offline: boolean;
 }
 
 /** R11: why a stream whose last event id cannot be a header is not resumed. */
@@ -192,7 +199,7 @@ export const postStreamMachine = setup({
   types: {
     context: {} as PostStreamContext,
     input: {} as PostStreamInput,
-    events: {} as StreamReaderEvent | ReconnectDue,
+    events: {} as StreamReaderEvent | ReconnectDue | NetworkEvent,
   },
   actors: {
     postMessage: fromPromise<PostResult, PostRequestInput>(notProvided('postMessage')),
@@ -225,16 +232,23 @@ export const postStreamMachine = setup({
     },
     /** R6: 429, 5xx and network errors spend the same budget; a missing session or a 401 goes to the parent. */
     canRetry: ({ context }, params: { error: unknown }) =>
-      !isSessionMissing(params.error) && statusOf(params.error) !== 401 && context.attempt <= context.options.reconnection.maxRetries,
+      // W2: a failure while offline is the network's, not the server's: it spends no budget.
+      !isSessionMissing(params.error) &&
+      statusOf(params.error) !== 401 &&
+      (context.offline || context.attempt <= context.options.reconnection.maxRetries),
     gotStream: (_, params: { result: GetResult }) => params.result.kind === 'sse',
     watchesIdle: ({ context }) => context.options.streamIdleTimeout !== undefined,
     hasScheduler: ({ context }) => context.options.reconnectionScheduler !== undefined,
+    isOffline: ({ context }) => context.offline,
   },
   delays: {
-    reconnectDelay: ({ context }) => nextReconnectDelay(context),
+    reconnectDelay: ({ context }) => plannedDelay(context, nextReconnectDelay),
     streamIdleTimeout: ({ context }) => context.options.streamIdleTimeout ?? 0,
   },
   actions: {
+    planWait: assign(({ context }, params: { delayOf: (context: WaitContext) => number }) => ({ wait: planWait(context, params.delayOf) })),
+    noteOffline: assign({ offline: true }),
+    noteOnline: assign({ offline: false }),
     acknowledge: ({ context }) => {
       context.ticket.accepted();
     },
@@ -304,8 +318,11 @@ export const postStreamMachine = setup({
     attempt: 0,
     waitAfter: 'ended',
     error: undefined,
+    wait: undefined,
+    offline: input.offline ?? false,
   }),
   initial: 'starting',
+  on: { 'network.offline': { actions: 'noteOffline' }, 'network.online': { actions: 'noteOnline' } },
   states: {
     starting: {
       always: [

@@ -1,7 +1,17 @@
 import { and, assign, enqueueActions, fromCallback, fromPromise, sendParent, sendTo, setup, stateIn } from 'xstate';
-import type { ChartOptions, GetResult, OpenStream } from './events.js';
+import type { ChartOptions, GetResult, NetworkEvent, OpenStream } from './events.js';
 import type { ReadStreamInput, ReconnectDue, StreamReaderCommand, StreamReaderEvent } from './post-stream.js';
-import { ceilingDelay, isResumableEventId, nextReconnectDelay, scheduledWait, waitStates } from './backoff.js';
+import {
+  ceilingDelay,
+  isResumableEventId,
+  nextReconnectDelay,
+  plannedDelay,
+  planWait,
+  scheduledWait,
+  waitStates,
+  type PlannedWait,
+  type WaitContext,
+} from './backoff.js';
 import { isSessionMissing, statusOf, StreamEndedError, toError } from './errors.js';
 
 /** The optional server-to-client stream of a session (G1–G6). */
@@ -9,6 +19,10 @@ export interface StandaloneStreamInput {
   sessionId: string | undefined;
   protocolVersion: string | undefined;
   options: ChartOptions;
+  /** W1: a restored session's stream resumes from this event id (Last-Event-ID on its first GET). */
+  lastEventId?: string | undefined;
+  /** W2: the network is known to be gone as the stream begins. */
+  offline?: boolean | undefined;
 }
 
 export interface OpenStandaloneInput {
@@ -27,7 +41,7 @@ export type StandaloneStreamReport =
   | { type: 'standalone.degraded'; error: Error }
   | { type: 'standalone.unauthorized'; error: Error };
 
-export interface StandaloneStreamContext extends StandaloneStreamInput {
+export interface StandaloneStreamContext extends StandaloneStreamInput, WaitContext {
   stream: OpenStream | undefined;
   lastEventId: string | undefined;
   seenIds: Set<string>;
@@ -39,6 +53,20 @@ export interface StandaloneStreamContext extends StandaloneStreamInput {
   /** G2: the stream has been open in this session. */
   established: boolean;
   lastError: Error | undefined;
+  /** W3: the reconnect wait (tag `waiting`): its attempt and due time. */
+  wait: PlannedWait | undefined;
+  /** W2: the network is gone; a reconnect wait pauses. */
+  offline: boolean;
+}
+
+/**
+ * W1: where this stream would resume now: the last event id read (the reader records each new id
+ * in `seenIds`, in order, as it delivers), else the id it started from.
+ */
+export function resumePoint(context: Pick<StandaloneStreamContext, 'seenIds' | 'lastEventId'>): string | undefined {
+  let last: string | undefined;
+  for (const id of context.seenIds) last = id;
+  return last ?? context.lastEventId;
 }
 
 const notProvided = (name: string) => () => {
@@ -55,7 +83,7 @@ export const standaloneStreamMachine = setup({
   types: {
     context: {} as StandaloneStreamContext,
     input: {} as StandaloneStreamInput,
-    events: {} as StreamReaderEvent | ReconnectDue | StandaloneCommand,
+    events: {} as StreamReaderEvent | ReconnectDue | StandaloneCommand | NetworkEvent,
   },
   actors: {
     openStandalone: fromPromise<GetResult, OpenStandaloneInput>(notProvided('openStandalone')),
@@ -69,13 +97,17 @@ export const standaloneStreamMachine = setup({
     withinBudget: ({ context }) => context.attempt <= context.options.reconnection.maxRetries,
     watchesIdle: ({ context }) => context.options.streamIdleTimeout !== undefined,
     hasScheduler: ({ context }) => context.options.reconnectionScheduler !== undefined,
+    isOffline: ({ context }) => context.offline,
   },
   delays: {
-    reconnectDelay: ({ context }) => nextReconnectDelay(context),
+    reconnectDelay: ({ context }) => plannedDelay(context, nextReconnectDelay),
     streamIdleTimeout: ({ context }) => context.options.streamIdleTimeout ?? 0,
-    ceilingDelay: ({ context }) => ceilingDelay(context),
+    ceilingDelay: ({ context }) => plannedDelay(context, ceilingDelay),
   },
   actions: {
+    planWait: assign(({ context }, params: { delayOf: (context: WaitContext) => number }) => ({ wait: planWait(context, params.delayOf) })),
+    noteOffline: assign({ offline: true }),
+    noteOnline: assign({ offline: false }),
     reportSessionMissing: sendParent((_, params: { error: unknown }): StandaloneStreamReport => ({
       type: 'standalone.sessionMissing',
       error: toError(params.error),
@@ -105,17 +137,20 @@ export const standaloneStreamMachine = setup({
   context: ({ input }) => ({
     ...input,
     stream: undefined,
-    lastEventId: undefined,
+    lastEventId: input.lastEventId,
     seenIds: new Set<string>(),
     retryMs: undefined,
     attempt: 0,
     waitAfter: 'ended',
-    established: false,
+    // W1: a restored stream with a place to resume from was open before the reload: a 404 means the session is gone.
+    established: input.lastEventId !== undefined,
     lastError: undefined,
+    wait: undefined,
+    offline: input.offline ?? false,
   }),
   initial: 'opening',
   // F1: a session closing needs no more reconnects; a stream being read drains first (see listening).
-  on: { windDown: '.gone' },
+  on: { windDown: '.gone', 'network.offline': { actions: 'noteOffline' }, 'network.online': { actions: 'noteOnline' } },
   states: {
     opening: {
       initial: 'requesting',

@@ -5,7 +5,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { StreamableHTTPClientTransport } from '../src/index.js';
+import { StreamableHTTPClientTransport } from '../src/node.js';
 import { watchChart } from '../src/cli/chart.js';
 import { describeError as describe } from '../src/cli/failure.js';
 import { startDemoServer, type DemoServer } from '../src/demo-server.js';

@@ -14,6 +14,7 @@ import { deleteSession, openEventStream, postMessage, type ExchangeOptions } fro
 import { readEventStream } from './sse/reader.js';
 import { authorize } from './http/auth.js';
 import { openLegacyStream } from './legacy/stream.js';
+import { networkEvents, type NetworkSignal } from './network.js';
 
 /** One transport's I/O: what its actors use. The chart holds it as an opaque value (`io`). */
 export interface TransportIo {
@@ -21,6 +22,8 @@ export interface TransportIo {
   sink: MessageSink;
   options: ExchangeOptions;
   authProvider: object | undefined;
+  /** W2: the host's online/offline signal, if it has one. */
+  network?: NetworkSignal | undefined;
 }
 
 /** The system id of a transport's connection actor, where the actors find their transport's I/O. */
@@ -84,6 +87,10 @@ export const ioActors = {
       },
     );
   }),
+  /** W2: tells the chart the network's state now, then each change (nothing without a signal). */
+  networkStatus: fromCallback<{ type: 'noop' }, Record<string, never>>(({ sendBack, system }) =>
+    networkEvents(ioOf(system).network, sendBack),
+  ),
   deleteSession: fromPromise<{ status: number }, DeleteSessionInput>(({ input, signal, system }) =>
     deleteSession(ioOf(system).http, input, signal, ioOf(system).options.deleteTimeout),
   ),

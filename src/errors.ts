@@ -9,4 +9,5 @@ export {
   TransportClosedError,
   TransportFailedError,
   InvalidMessageError,
+  OfflineError,
 } from '../machines/errors.js';

@@ -1,9 +1,13 @@
 /**
  * The public API, and only it: the transport and its options, its error classes, the charts
- * (to inspect, or to `provide()` other actors), and the recorder. Everything else is internal.
+ * (to inspect, or to `provide()` other actors), the recorder, and what a UI reads (W1-W3: the
+ * saved state's check, a network signal, the badge's word, the next retry). Everything else is internal.
  */
 export { StreamableHTTPClientTransport, type SendOptions } from './transport.js';
 export type { StreamableHTTPClientTransportOptions } from './options.js';
+export { parseSavedState, type SavedTransportState } from './saved-state.js';
+export { manualNetwork, type NetworkSignal } from './network.js';
+export { connectionStatus, nextRetry, type ConnectionStatus, type NextRetry } from './ui.js';
 export type { FetchLike, TokenSource } from './http/client.js';
 export * from './errors.js';
 export { connectionMachine, type ConnectionMachine, type ConnectionEmitted } from '../machines/connection/index.js';
@@ -16,6 +20,8 @@ export type {
   JSONRPCResponse,
   ReconnectionOptions,
   ReconnectionScheduler,
+  RestoredSession,
 } from '../machines/events.js';
+export type { PlannedWait } from '../machines/backoff.js';
 export { createJsonlRecorder, toRecord, type JsonlRecord, type RecorderOptions } from './inspect.js';
 export { attachToView, viewInspector, type ViewBridge, type ViewBridgeOptions } from './view/bridge.js';

@@ -1,7 +1,9 @@
 import type { InspectionEvent, Observer } from 'xstate';
-import type { ChartOptions, ReconnectionOptions, ReconnectionScheduler } from '../machines/events.js';
+import type { ChartOptions, ReconnectionOptions, ReconnectionScheduler, RestoredSession } from '../machines/events.js';
 import { defaultReconnection } from '../machines/backoff.js';
 import type { FetchLike, TokenSource } from './http/client.js';
+import type { NetworkSignal } from './network.js';
+import type { SavedTransportState } from './saved-state.js';
 import type { ExchangeOptions } from './http/exchanges.js';
 
 /**
@@ -72,13 +74,26 @@ export interface StreamableHTTPClientTransportOptions {
   streamIdleTimeout?: number | undefined;
   /** The largest message accepted, in bytes: one server-sent event, or a JSON answer after decompression; a larger one fails with `MessageTooLargeError`. Default 16 MiB. */
   maxMessageBytes?: number | undefined;
+  /**
+   * W1: continue the session a `transport.saveState()` saved (e.g. before a page reload): no new
+   * initialize, and the standalone stream resumes with Last-Event-ID. Checked; wins over `sessionId`.
+   */
+  restoreState?: SavedTransportState | undefined;
+  /**
+   * W2: where the transport learns the network is gone and back. Default: the browser's
+   * (`navigator.onLine`, `offline`/`online` events), none on Node; `false`: ignore it.
+   */
+  network?: NetworkSignal | false | undefined;
   /** With the older HTTP+SSE transport: the longest wait for the server's `endpoint` event before connecting fails, in ms. Default 10,000. */
   legacyEndpointTimeout?: number | undefined;
   /** An XState inspection observer, e.g. `createBrowserInspector().inspect` from `@statelyai/inspect`, or `createJsonlRecorder(…)`. */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined;
 }
 
-export function resolveChartOptions(options: StreamableHTTPClientTransportOptions): ChartOptions {
+export function resolveChartOptions(
+  options: StreamableHTTPClientTransportOptions,
+  restore?: { sessionId: string; restored: RestoredSession },
+): ChartOptions {
   const given: Partial<ReconnectionOptions> = options.reconnectionOptions ?? {};
   const reconnection: ReconnectionOptions = {
     initialReconnectionDelay: given.initialReconnectionDelay ?? defaultReconnection.initialReconnectionDelay,
@@ -99,9 +114,11 @@ export function resolveChartOptions(options: StreamableHTTPClientTransportOption
     maxStepUpRetries: options.maxStepUpRetries ?? 1,
     streamIdleTimeout: options.streamIdleTimeout,
     maxMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
-    sessionId: options.sessionId,
+    sessionId: restore?.sessionId ?? options.sessionId,
+    restored: restore?.restored,
     reconnectionScheduler: options.reconnectionScheduler,
     random: Math.random,
+    now: Date.now,
   };
 }
 

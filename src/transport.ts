@@ -3,14 +3,17 @@ import { connectionMachine, isDirectCall, type ConnectionMachine } from '../mach
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/events.js';
-import { InvalidMessageError, McpTransportError, TransportClosedError, TransportFailedError } from '../machines/errors.js';
+import { InvalidMessageError, McpTransportError, OfflineError, TransportClosedError, TransportFailedError } from '../machines/errors.js';
+import { resumePoint } from '../machines/standalone-stream.js';
 import { connectionSystemId, ioActors, type TransportIo } from './actors.js';
-import { HttpClient } from './http/client.js';
+import { chooseSender, HttpClient } from './http/client.js';
 import { baseHeaders } from './http/headers.js';
 import { resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
 import { authorize, unauthorizedError } from './http/auth.js';
 import { DataPlane } from './data-plane.js';
+import { browserNetwork } from './network.js';
+import { parseSavedState, restoredSession, type SavedTransportState } from './saved-state.js';
 
 /** The SDK's send options (`TransportSendOptions`). */
 export interface SendOptions {
@@ -49,6 +52,7 @@ export const providedConnectionMachine: ConnectionMachine = connectionMachine.pr
       actors: { openStandalone: ioActors.openStandalone, readStream: ioActors.readStream },
     }),
     deleteSession: ioActors.deleteSession,
+    networkStatus: ioActors.networkStatus,
     authorize: ioActors.authorize,
     legacyStream: ioActors.legacyStream,
   },
@@ -74,17 +78,20 @@ export class StreamableHTTPClientTransport {
   private readonly dataPlane: DataPlane;
 
   constructor(url: URL | string, options: StreamableHTTPClientTransportOptions = {}) {
-    const chartOptions = resolveChartOptions(options);
+    const endpoint = new URL(url);
+    const restore = options.restoreState === undefined ? undefined : restoredSession(parseSavedState(options.restoreState), endpoint);
+    const chartOptions = resolveChartOptions(options, restore);
     this.authProvider = options.authProvider;
     const { headers, signal, ...init } = options.requestInit ?? {};
+    const redirectPolicy = options.redirectPolicy ?? 'same-origin';
     this.http = new HttpClient({
-      url: new URL(url),
+      url: endpoint,
       signal: signal ?? undefined,
-      fetch: options.fetch ?? ((input, requestInit) => fetch(input, requestInit)),
+      ...chooseSender({ fetch: options.fetch, init, redirectPolicy }),
       init,
       headers: baseHeaders(headers, options.authProvider !== undefined),
       tokens: options.authProvider,
-      redirectPolicy: options.redirectPolicy ?? 'same-origin',
+      redirectPolicy,
     });
     const sink: MessageSink = {
       deliver: (message) => this.onmessage?.(message),
@@ -95,7 +102,13 @@ export class StreamableHTTPClientTransport {
       },
     };
     const exchangeOptions = resolveExchangeOptions(options, chartOptions);
-    const io: TransportIo = { http: this.http, sink, options: exchangeOptions, authProvider: options.authProvider };
+    const io: TransportIo = {
+      http: this.http,
+      sink,
+      options: exchangeOptions,
+      authProvider: options.authProvider,
+      network: options.network === false ? undefined : (options.network ?? browserNetwork()),
+    };
     this.actor = createActor(providedConnectionMachine, {
       systemId: connectionSystemId,
       input: { options: chartOptions, sink, io },
@@ -215,6 +228,26 @@ export class StreamableHTTPClientTransport {
     });
   }
 
+  /**
+   * W1: what a new transport needs to continue this session (pass it as `restoreState`), or
+   * undefined when there is no session to continue (not connected yet, re-establishing one, the
+   * legacy transport). Plain JSON with the session ID and no token; save it when the page hides.
+   */
+  saveState(): SavedTransportState | undefined {
+    const { context, children } = this.actor.getSnapshot();
+    if (context.sessionId === undefined || context.legacyEndpoint !== undefined) return undefined;
+    const standalone = children.standalone?.getSnapshot();
+    const standaloneLastEventId = standalone === undefined ? context.options.restored?.standaloneLastEventId : resumePoint(standalone.context);
+    return {
+      v: 1,
+      endpoint: this.http.url.href,
+      sessionId: context.sessionId,
+      ...(context.protocolVersion === undefined ? {} : { protocolVersion: context.protocolVersion }),
+      ...(standaloneLastEventId === undefined ? {} : { standaloneLastEventId }),
+      ...(context.initializeRequest === undefined ? {} : { initialize: context.initializeRequest }),
+    };
+  }
+
   get sessionId(): string | undefined {
     return this.actor.getSnapshot().context.sessionId;
   }
@@ -232,6 +265,8 @@ export class StreamableHTTPClientTransport {
     if (snapshot.status !== 'active') {
       return Promise.reject(new TransportFailedError('the transport chart stopped after an internal error'));
     }
+    // W2: offline, a send fails fast (nothing queued to go out later); the session lives on.
+    if (snapshot.hasTag('offline')) return Promise.reject(new OfflineError('the network is offline; nothing was sent'));
     // The data plane: the chart says the session takes direct calls, and this one is a plain call
     // (no resumption, no batch, no message the chart must see, such as a cancellation).
     if (

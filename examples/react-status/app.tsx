@@ -6,19 +6,24 @@ import type { Notification } from '@modelcontextprotocol/sdk/types.js';
 import type { StreamableHTTPClientTransport, standaloneStreamMachine } from '../../src/index.js';
 import { fingerprint } from '../../machines/index.js';
 import { statePaths, statusOf, type Status } from './chart.js';
+import { Badge, NextRetryLine } from './badge.js';
 
 interface Entry {
   id: number;
   text: string;
 }
 
-/** A list that only grows, with stable keys for React. */
-function useLog(): [Entry[], (text: string) => void] {
-  const [entries, setEntries] = useState<Entry[]>([]);
+/** A list that only grows, with stable keys for React; it may start from a saved list (W1: a reload). */
+function useLog(initial: readonly string[] = []): [Entry[], (text: string) => void, { readonly current: string[] }] {
+  const [entries, setEntries] = useState<Entry[]>(() => initial.map((text, id) => ({ id, text })));
+  // Kept as each entry arrives, not as React renders: what `pagehide` saves must match the
+  // transport's saved place in the stream exactly (W1), and a render may still be pending.
+  const texts = useRef<string[]>([...initial]);
   const add = useCallback((text: string) => {
+    texts.current.push(text);
     setEntries((previous) => [...previous, { id: previous.length, text }]);
   }, []);
-  return [entries, add];
+  return [entries, add, texts];
 }
 
 /** The text blocks of a tool result, joined. */
@@ -45,9 +50,9 @@ function describe(notification: Notification): string {
  * The SDK Client over the transport. Start makes a new Client each time (the old one's handlers
  * are dropped from the transport first); the transport itself allows start() after close() (F2).
  */
-function useMcpClient(transport: StreamableHTTPClientTransport) {
+function useMcpClient(transport: StreamableHTTPClientTransport, savedNotifications: readonly string[]) {
   const client = useRef<Client | undefined>(undefined);
-  const [notifications, notify] = useLog();
+  const [notifications, notify, notificationTexts] = useLog(savedNotifications);
   const [warnings, warn] = useLog();
   const [result, setResult] = useState('');
 
@@ -91,7 +96,7 @@ function useMcpClient(transport: StreamableHTTPClientTransport) {
     [notify],
   );
 
-  return { start, close, call, notifications, warnings, result };
+  return { start, close, call, notifications, notificationTexts, warnings, result };
 }
 
 /** Every change of the badge's word, recorded from the actor itself so that none is batched away. */
@@ -131,7 +136,32 @@ function List({ label, entries, empty, className }: { label: string; entries: En
   );
 }
 
-export function App({ transport, server }: { transport: StreamableHTTPClientTransport; server: string }) {
+/** W1: what the page keeps across a reload, beside the transport's own saved state. */
+export interface PageMemory {
+  /** The session was restored from a saved state (no initialize was sent). */
+  restored: boolean;
+  /** The notification list as it was when the page was left. */
+  notifications: readonly string[];
+  /** Called with the list when the page is left, to keep it. */
+  keep: (notifications: readonly string[]) => void;
+}
+
+/** W1: the list is handed over when the page hides (a reload, a navigation), with the transport's state. */
+function useKeepOnHide(texts: { readonly current: string[] }, keep: (texts: readonly string[]) => void): void {
+  useEffect(() => {
+    const onHide = () => {
+      keep(texts.current);
+    };
+    window.addEventListener('pagehide', onHide);
+    return () => {
+      window.removeEventListener('pagehide', onHide);
+    };
+  }, [texts, keep]);
+}
+
+const noMemory: PageMemory = { restored: false, notifications: [], keep: () => undefined };
+
+export function App({ transport, server, memory = noMemory }: { transport: StreamableHTTPClientTransport; server: string; memory?: PageMemory }) {
   const status = useSelector(transport.actor, statusOf);
   const paths = useSelector(transport.actor, (snapshot) => statePaths(snapshot.value).join(', '));
   // X1: the page shows the session's fingerprint, never the session ID.
@@ -139,7 +169,8 @@ export function App({ transport, server }: { transport: StreamableHTTPClientTran
   const protocol = useSelector(transport.actor, (snapshot) => snapshot.context.protocolVersion);
   const standalone = useSelector(transport.actor, (snapshot) => snapshot.children.standalone) as StandaloneActor | undefined;
   const history = useStatusHistory(transport);
-  const { start, close, call, notifications, warnings, result } = useMcpClient(transport);
+  const { start, close, call, notifications, notificationTexts, warnings, result } = useMcpClient(transport, memory.notifications);
+  useKeepOnHide(notificationTexts, memory.keep);
   const [text, setText] = useState('hello from the browser');
 
   const started = useRef(false);
@@ -149,16 +180,14 @@ export function App({ transport, server }: { transport: StreamableHTTPClientTran
     void start();
   }, [start]);
 
-  const live = status === 'connected' || status === 'reconnecting';
+  const live = status === 'connected' || status === 'reconnecting' || status === 'offline';
   const stopped = status === 'idle' || status === 'closed' || status === 'failed';
 
   return (
     <main>
       <header>
         <h1>MCP transport status</h1>
-        <span className="badge" role="status" aria-label="Connection" data-status={status}>
-          {status}
-        </span>
+        <Badge transport={transport} />
       </header>
       <dl>
         <dt>Server</dt>
@@ -172,6 +201,10 @@ export function App({ transport, server }: { transport: StreamableHTTPClientTran
         <dd data-testid="session">{session ?? '—'}</dd>
         <dt>Protocol</dt>
         <dd>{protocol ?? '—'}</dd>
+        <dt>Restored</dt>
+        <dd data-testid="restored">{memory.restored ? 'yes: the session continued after a reload' : 'no'}</dd>
+        <dt>Next retry</dt>
+        <NextRetryLine transport={transport} />
       </dl>
       <div className="actions">
         <input

@@ -1,16 +1,11 @@
 /** What the page reads from the connection chart: the tag a badge shows, and state paths. */
-import type { SnapshotFrom, StateValue } from 'xstate';
-import type { ConnectionMachine } from '../../src/index.js';
+import type { StateValue } from 'xstate';
+import { connectionStatus, type ConnectionStatus } from '../../src/index.js';
 
-export type Status = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'authorizing' | 'closing' | 'closed' | 'failed';
+export type Status = ConnectionStatus;
 
-/** The tags in the order a badge prefers them (a state carries at most one of them today). */
-const byPriority = ['failed', 'closed', 'closing', 'authorizing', 'reconnecting', 'connecting', 'connected'] as const;
-
-/** The badge's word for a snapshot: its tag, or `idle` before start(). */
-export function statusOf(snapshot: SnapshotFrom<ConnectionMachine>): Status {
-  return byPriority.find((tag) => snapshot.hasTag(tag)) ?? 'idle';
-}
+/** The badge's word for a snapshot: its tag (`offline` before `connected`), or `idle` before start(). */
+export const statusOf = connectionStatus;
 
 /** Every active leaf as a dotted path: `{ open: { session: 'active' } }` → `open.session.active`. */
 export function statePaths(value: StateValue, prefix = ''): string[] {

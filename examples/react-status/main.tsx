@@ -1,7 +1,7 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { StreamableHTTPClientTransport, viewInspector } from '../../src/index.js';
-import { App } from './app.js';
+import { parseSavedState, StreamableHTTPClientTransport, viewInspector, type SavedTransportState, type StreamableHTTPClientTransportOptions } from '../../src/index.js';
+import { App, type PageMemory } from './app.js';
 
 // The MCP endpoint comes from the page's address: ?server=http://127.0.0.1:3000/mcp
 const server = new URLSearchParams(window.location.search).get('server');
@@ -10,6 +10,57 @@ const view = new URLSearchParams(window.location.search).get('view');
 const inspect = view === null ? {} : { inspect: viewInspector(view).inspect };
 const container = document.getElementById('root');
 if (!container) throw new Error('index.html has no #root');
+
+/** sessionStorage survives a reload of this tab, and nothing else: the right lifetime for a session. */
+function read(key: string): unknown {
+  try {
+    const text = sessionStorage.getItem(key);
+    return text === null ? undefined : JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * W1: a transport that continues the session saved when the page was last left, if any (no new
+ * initialize; the standalone stream resumes with Last-Event-ID), and saves it again on `pagehide`.
+ */
+function pageTransport(
+  endpoint: URL,
+  options: StreamableHTTPClientTransportOptions,
+): { transport: StreamableHTTPClientTransport; memory: PageMemory } {
+  const key = `mcp-xstate-transport:${endpoint.href}`;
+  const savedNotes = read(`${key}:notifications`);
+  let restoreState: SavedTransportState | undefined;
+  try {
+    const saved = read(key);
+    restoreState = saved === undefined ? undefined : parseSavedState(saved);
+  } catch (error) {
+    console.warn('ignoring the saved transport state:', error);
+  }
+  let transport: StreamableHTTPClientTransport;
+  try {
+    transport = new StreamableHTTPClientTransport(endpoint, restoreState === undefined ? options : { ...options, restoreState });
+  } catch (error) {
+    // A state for another endpoint is refused: start a new session instead.
+    console.warn('ignoring the saved transport state:', error);
+    restoreState = undefined;
+    transport = new StreamableHTTPClientTransport(endpoint, options);
+  }
+  window.addEventListener('pagehide', () => {
+    const state = transport.saveState();
+    if (state === undefined) sessionStorage.removeItem(key);
+    else sessionStorage.setItem(key, JSON.stringify(state));
+  });
+  const memory: PageMemory = {
+    restored: restoreState !== undefined,
+    notifications: restoreState !== undefined && Array.isArray(savedNotes) ? savedNotes.filter((note) => typeof note === 'string') : [],
+    keep: (notifications) => {
+      sessionStorage.setItem(`${key}:notifications`, JSON.stringify(notifications));
+    },
+  };
+  return { transport, memory };
+}
 
 createRoot(container).render(
   <StrictMode>
@@ -22,7 +73,7 @@ createRoot(container).render(
         </p>
       </main>
     ) : (
-      <App transport={new StreamableHTTPClientTransport(new URL(server, window.location.href), inspect)} server={server} />
+      <App {...pageTransport(new URL(server, window.location.href), inspect)} server={server} />
     )}
   </StrictMode>,
 );

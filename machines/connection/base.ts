@@ -158,6 +158,10 @@ export const connectionSetup = setup({
     legacyStream: fromCallback<{ type: 'noop' }, Record<string, never>>(() => {
       throw new Error("actor 'legacyStream' must be provided with machine.provide({ actors })");
     }),
+    /** W2: tells the chart when the host's network goes and comes back (nothing on a host without a signal). */
+    networkStatus: fromCallback<{ type: 'noop' }, Record<string, never>>(() => {
+      throw new Error("actor 'networkStatus' must be provided with machine.provide({ actors })");
+    }),
   },
   delays: {
     deleteTimeout: ({ context }) => context.options.deleteTimeout,

@@ -61,6 +61,7 @@ export const connectionMachine = connectionSetup
       recoveriesWithoutProgress: 0,
       posts: {},
       terminateTicket: undefined,
+      standaloneResumeFrom: undefined,
     }),
     initial: 'idle',
     on: everywhere,

@@ -14,11 +14,14 @@ import type { ConnectionContext } from './types.js';
 
 /** F2: a stopped transport starts again from a fresh session (or resumes a given one). */
 function freshSession(context: ConnectionContext): ConnectionContext {
+  const restored = context.options.restored;
   return {
     ...context,
     sessionId: context.options.sessionId,
-    ...versionFields(undefined),
-    initializeRequest: undefined,
+    // W1: a restored session goes on with its version, its stream's place, and its initialize (for F3).
+    ...versionFields(restored?.protocolVersion),
+    initializeRequest: restored?.initializeRequest,
+    standaloneResumeFrom: restored?.standaloneLastEventId,
     sessionMissing: false,
     expiredSessionId: undefined,
     queue: [],

@@ -77,6 +77,16 @@ export const sessionActions = actions({
     assertEvent(event, 'standalone.degraded');
     return { type: 'warning' as const, error: event.error };
   }),
+  /** W1: a restored stream position is for the restored session's first standalone stream only. */
+  spendRestoredCursor: assign({ standaloneResumeFrom: undefined }),
+  /** W2: the streams' waits pause offline, and go at once when the network is back. */
+  tellStreams: enqueueActions(({ context, event, self, enqueue }) => {
+    assertEvent(event, ['network.offline', 'network.online']);
+    const children = self.getSnapshot().children;
+    for (const id of [...Object.keys(context.posts), 'standalone']) {
+      if (id in children) enqueue.sendTo(id, { type: event.type });
+    }
+  }),
   reportStandaloneGone: emit(({ event }) => {
     assertEvent(event, 'standalone.sessionMissing');
     return {
@@ -128,6 +138,7 @@ export const sessionStates = {
   },
   open: {
     type: 'parallel',
+    exit: 'spendRestoredCursor',
     on: {
       send: [{ guard: 'isCancellation', actions: ['cancelRequest', 'spawnPost'] }, { actions: 'spawnPost' }],
       'post.done': [
@@ -195,13 +206,31 @@ export const sessionStates = {
             invoke: {
               id: 'standalone',
               src: 'standaloneStream',
-              input: ({ context }) => ({ sessionId: context.sessionId, protocolVersion: context.protocolVersion, options: context.options }),
+              input: ({ context }) => ({
+                sessionId: context.sessionId,
+                protocolVersion: context.protocolVersion,
+                options: context.options,
+                lastEventId: context.standaloneResumeFrom,
+              }),
               onDone: 'ended',
             },
           },
           off: {},
           /** The server offers no standalone stream (G2). */
           ended: {},
+        },
+      },
+      /**
+       * W2: the host's network signal (a browser's offline/online events), watched while the session
+       * is open. Offline, the streams' waits pause and the facade fails sends fast; online, every
+       * waiting stream reconnects at once.
+       */
+      network: {
+        invoke: { id: 'network', src: 'networkStatus', input: {} },
+        initial: 'online',
+        states: {
+          online: { on: { 'network.offline': { target: 'offline', actions: 'tellStreams' } } },
+          offline: { tags: ['offline'], on: { 'network.online': { target: 'online', actions: 'tellStreams' } } },
         },
       },
     },

@@ -6,6 +6,7 @@ import type {
   JSONRPCMessage,
   JSONRPCRequest,
   MessageSink,
+  NetworkEvent,
   SendAttempts,
   SendTicket,
 } from '../events.js';
@@ -35,7 +36,9 @@ export type ConnectionEvent =
   | PostStreamReport
   | DataPlaneReport
   | StandaloneStreamReport
-  | LegacyStreamReport;
+  | LegacyStreamReport
+  /** W2: the host's network signal (the `networkStatus` actor). */
+  | NetworkEvent;
 
 /** What the legacy (2024-11-05) stream actor tells the chart (L1). */
 export type LegacyStreamReport =
@@ -107,4 +110,6 @@ export interface ConnectionContext extends ConnectionInput {
   posts: Record<string, PostRecord>;
   /** The caller of terminateSession() while its DELETE runs. */
   terminateTicket: SendTicket | undefined;
+  /** W1: a restored session's standalone stream resumes from here, once (spent when `open` is left). */
+  standaloneResumeFrom: string | undefined;
 }

@@ -30,16 +30,33 @@ function attemptOf(context: unknown): number | undefined {
   return typeof context.attempt === 'number' ? context.attempt : undefined;
 }
 
+/** W3: the wait a stream chart planned (`context.wait`), while it carries the tag `waiting`. */
+function waitOf(snapshot: SeenSnapshot): { attempt: number; delayMs: number; dueAt: number } | undefined {
+  if (snapshot.tags?.has('waiting') !== true) return undefined;
+  const context = snapshot.context;
+  if (typeof context !== 'object' || context === null || !('wait' in context)) return undefined;
+  const wait = context.wait;
+  if (typeof wait !== 'object' || wait === null || !('attempt' in wait) || !('delayMs' in wait) || !('dueAt' in wait)) return undefined;
+  const { attempt, delayMs, dueAt } = wait;
+  return typeof attempt === 'number' && typeof delayMs === 'number' && typeof dueAt === 'number' ? { attempt, delayMs, dueAt } : undefined;
+}
+
 /**
  * One snapshot as text: `open.session.active + open.standalone.active  [connected]`, and for a
- * stream in backoff `backoff.timed  (attempt 2)`. The one place that decides what a line shows,
- * so a retry countdown (when the chart exposes one) goes here.
+ * stream in backoff `backoff.timed  [waiting]  (attempt 2, next in 1.5 s)`: the wait the chart
+ * planned (W3). The one place that decides what a line shows.
  */
 export function describeSnapshot(snapshot: SeenSnapshot): string {
   const state = snapshot.value === undefined ? '?' : renderStateValue(snapshot.value);
   const tags = [...(snapshot.tags ?? [])].sort();
+  const wait = waitOf(snapshot);
   const attempt = attemptOf(snapshot.context);
-  const waiting = /backoff|degraded|retrying/.test(state) && attempt !== undefined ? `  (attempt ${attempt})` : '';
+  const waiting =
+    wait !== undefined
+      ? `  (attempt ${wait.attempt}, next in ${(wait.delayMs / 1000).toFixed(1)} s)`
+      : /backoff|degraded|retrying/.test(state) && attempt !== undefined
+        ? `  (attempt ${attempt})`
+        : '';
   return `${state}${tags.length > 0 ? `  [${tags.join(', ')}]` : ''}${waiting}`;
 }
 

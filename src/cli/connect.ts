@@ -5,7 +5,7 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createJsonlRecorder } from '../inspect.js';
-import { StreamableHTTPClientTransport } from '../transport.js';
+import { StreamableHTTPClientTransport } from '../node.js';
 import type { CliOptions } from './args.js';
 import { watchChart } from './chart.js';
 import { attachToView } from '../view/bridge.js';

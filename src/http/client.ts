@@ -4,6 +4,45 @@ import type { BaseHeaders } from './headers.js';
 /** A `fetch`-compatible function (the `fetch` option). */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
 
+/**
+ * What the exchanges read from an answer: the part of a WHATWG `Response` that fetch and the
+ * Node client (H11) both give, so reading bodies and classifying answers is written once.
+ */
+export interface HttpResponse {
+  readonly status: number;
+  readonly statusText: string;
+  readonly ok: boolean;
+  /** 'opaqueredirect' only from a browser's fetch. */
+  readonly type: string;
+  readonly headers: { get(name: string): string | null };
+  readonly body: ReadableStream<Uint8Array> | null;
+  readonly bodyUsed: boolean;
+  text(): Promise<string>;
+}
+
+/** Sends one request: fetch, or the Node client. Redirects are never followed by a sender given `redirect: 'manual'`. */
+export type HttpSend = (url: URL, init: RequestInit) => Promise<HttpResponse>;
+
+/** H11: makes the fast client for a transport's `requestInit`, or undefined when only fetch honours it. */
+export type FastClientFactory = (init: RequestInit, fallback: FetchLike) => HttpSend | undefined;
+
+let fastClient: FastClientFactory | undefined;
+
+/** The Node entry registers its client here; the browser entry never does, so browsers use fetch. */
+export function registerFastClient(factory: FastClientFactory): void {
+  fastClient = factory;
+}
+
+/**
+ * The sender for a transport: the caller's fetch when given (H9); else the registered fast
+ * client when `requestInit` and the redirect policy allow it; else the global fetch.
+ */
+export function chooseSender(options: { fetch: FetchLike | undefined; init: RequestInit; redirectPolicy: 'same-origin' | 'follow' }): { fetch: FetchLike; send: HttpSend } {
+  const fetchFn: FetchLike = options.fetch ?? ((input, requestInit) => fetch(input, requestInit));
+  const fast = options.fetch === undefined && options.redirectPolicy === 'same-origin' ? fastClient?.(options.init, fetchFn) : undefined;
+  return { fetch: fetchFn, send: fast ?? fetchFn };
+}
+
 /** The part of the SDK's `OAuthClientProvider` this module reads: the current tokens. */
 export interface TokenSource {
   tokens(): { access_token: string; token_type?: string } | undefined | Promise<{ access_token: string; token_type?: string } | undefined>;
@@ -13,7 +52,10 @@ export interface HttpConfig {
   url: URL;
   /** The caller's `requestInit.signal`: aborting it ends every request of the transport. */
   signal: AbortSignal | undefined;
+  /** For the OAuth flow, which needs real `Response`s: the caller's fetch or the global one. */
   fetch: FetchLike;
+  /** For the transport's own requests: fetch or the Node client (H11). */
+  send: HttpSend;
   /** The caller's `requestInit`, without headers and signal (those are the transport's). */
   init: RequestInit;
   headers: BaseHeaders;
@@ -31,7 +73,7 @@ function isWithinOrigin(from: URL, to: URL): boolean {
 }
 
 /** Where a redirect response points, if it is one. */
-export function redirectTarget(response: Response, from: URL): URL | undefined {
+export function redirectTarget(response: HttpResponse, from: URL): URL | undefined {
   if (![301, 302, 303, 307, 308].includes(response.status)) return undefined;
   const location = response.headers.get('location');
   if (location === null) return undefined;
@@ -44,7 +86,7 @@ export function redirectTarget(response: Response, from: URL): URL | undefined {
 
 /** A response whose body may still be read; `release()` aborts it and unlinks it from the lifetime. */
 export interface Exchange {
-  response: Response;
+  response: HttpResponse;
   /** The request is finished with: unlink it (its body was read or cancelled). */
   readonly release: () => void;
   /** Stop it now: the underlying fetch and body are aborted. */
@@ -141,7 +183,7 @@ export class HttpClient {
       if (this.config.tokens !== undefined) await this.addToken(headers, this.config.tokens);
       const init: RequestInit = { ...this.config.init, method: spec.method, headers, signal: controller.signal };
       if (spec.body !== undefined) init.body = spec.body;
-      const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init);
+      const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init, this.config.send);
       return { response, release, abort };
     } catch (error) {
       release();
@@ -154,14 +196,13 @@ export class HttpClient {
    * and method; a redirect elsewhere is returned unfollowed, so no credential or session ID
    * ever crosses origins. `requestInit.redirect` of 'error' or 'manual' is passed through.
    */
-  fetchWithPolicy(url: URL, init: RequestInit): Promise<Response> {
-    const fetchFn = this.config.fetch;
+  fetchWithPolicy<R extends HttpResponse>(url: URL, init: RequestInit, fetchFn: (url: URL, init: RequestInit) => Promise<R>): Promise<R> {
     if (this.config.redirectPolicy === 'follow' || init.redirect === 'error' || init.redirect === 'manual') {
       return fetchFn(url, init);
     }
     const manual: RequestInit = { ...init, redirect: 'manual' };
     const method = (init.method ?? 'GET').toUpperCase();
-    const follow = async (from: URL, response: Response, hops: number): Promise<Response> => {
+    const follow = async (from: URL, response: R, hops: number): Promise<R> => {
       const target = redirectTarget(response, from);
       if (target === undefined || hops >= maxRedirects) return response;
       const keepsMethod = response.status === 307 || response.status === 308 || method === 'GET' || method === 'HEAD';
@@ -185,7 +226,7 @@ export class HttpClient {
       const headers = { ...this.config.headers.custom, ...Object.fromEntries(new Headers(init?.headers).entries()) };
       const signals = [signal, init?.signal ?? undefined].filter((s): s is AbortSignal => s !== undefined);
       const merged = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
-      return this.fetchWithPolicy(new URL(url), { ...this.config.init, ...init, headers, ...(merged ? { signal: merged } : {}) });
+      return this.fetchWithPolicy(new URL(url), { ...this.config.init, ...init, headers, ...(merged ? { signal: merged } : {}) }, this.config.fetch);
     };
   }
 

@@ -8,7 +8,7 @@ import type {
 import type { PostRequestInput } from '../../machines/post-stream.js';
 import { formatStack, McpTransportError, MessageTooLargeError, ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
 import { cut, isResponse, sessionIdProblem, validateMessage } from '../schema.js';
-import { HttpClient, redirectTarget, type Exchange } from './client.js';
+import { HttpClient, redirectTarget, type Exchange, type HttpResponse } from './client.js';
 import { parseChallenge } from './auth.js';
 import { mediaType } from './headers.js';
 import { errorBodyText, readBounded } from './body.js';
@@ -102,7 +102,7 @@ function finish(exchange: Exchange): void {
  * initialize response an invalid one fails; on a later response it is ignored with one warning
  * (H7), and the call it came with is answered normally.
  */
-function responseSessionId(response: Response, initializing: boolean, sink: MessageSink): string | undefined {
+function responseSessionId(response: HttpResponse, initializing: boolean, sink: MessageSink): string | undefined {
   const raw = response.headers.get('mcp-session-id');
   if (raw === null) return undefined;
   const reason = sessionIdProblem(raw);
@@ -255,7 +255,7 @@ function messageTooLarge(limit: number): MessageTooLargeError {
 }
 
 /** P12: a JSON answer, read to at most maxMessageBytes (after decompression) as it streams. */
-async function jsonBodyText(response: Response, limit: number): Promise<string> {
+async function jsonBodyText(response: HttpResponse, limit: number): Promise<string> {
   let exceeded: boolean;
   let bytes: Uint8Array;
   try {

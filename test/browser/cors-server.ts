@@ -8,6 +8,7 @@
 import { createServer, request as forwardRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { listenLocal, shutDown } from '../support/http.js';
 import { startServer, type ServerOptions, type TestServer } from '../support/mcp-server.js';
+import { OrderedEventStore } from '../support/event-store.js';
 
 export const corsHeaders = {
   'access-control-allow-origin': '*',
@@ -31,11 +32,20 @@ export interface CorsServer {
   log(text: string): Promise<void>;
   /** Sends `notifications/tools/list_changed` to every live session. */
   toolsChanged(): void;
+  /**
+   * false: the front cuts every open exchange and answers 503 to everything (an outage while the
+   * sessions live on behind it); true: it forwards again.
+   */
+  setAvailable(available: boolean): void;
   close(): Promise<void>;
 }
 
-export async function startCorsServer(options: ServerOptions = {}): Promise<CorsServer> {
+export async function startCorsServer(given: ServerOptions = {}): Promise<CorsServer> {
+  // A store that can replay the standalone stream (W1: a reloaded page resumes it); the SDK's example cannot.
+  const options: ServerOptions = { eventStore: () => new OrderedEventStore(), ...given };
   let backend = await startServer(options);
+  let available = true;
+  const open = new Set<ServerResponse>();
 
   const forward = (req: IncomingMessage, res: ServerResponse) => {
     if (req.method === 'OPTIONS') {
@@ -43,6 +53,13 @@ export async function startCorsServer(options: ServerOptions = {}): Promise<Cors
       res.end();
       return;
     }
+    if (!available) {
+      res.writeHead(503, { ...corsHeaders, 'content-type': 'text/plain' });
+      res.end('unavailable');
+      return;
+    }
+    open.add(res);
+    res.once('close', () => open.delete(res));
     const upstream = forwardRequest(
       { host: '127.0.0.1', port: backend.port, method: req.method, path: req.url, headers: req.headers, agent: false },
       (response) => {
@@ -92,6 +109,10 @@ export async function startCorsServer(options: ServerOptions = {}): Promise<Cors
     },
     toolsChanged() {
       for (const { server } of backend.sessions.values()) server.sendToolListChanged();
+    },
+    setAvailable(next) {
+      available = next;
+      if (!next) for (const res of open) res.destroy();
     },
     async close() {
       await shutDown(front);

@@ -188,4 +188,66 @@ describe('the status page in headless Chromium', () => {
     expect(await history()).toMatch(/connected → closing → closed → connecting → connected$/);
     expect(pageErrors).toEqual([]);
   });
+
+  it('W1: a reload keeps the session (same fingerprint, no initialize) and every numbered notification arrives once, in order', async () => {
+    const notes = async () =>
+      (await notifications().allInnerTexts()).filter((text) => text.includes('"reload ')).map((text) => /"reload (\d+)"/.exec(text)?.[1]);
+    const before = await session();
+    const initializes = () => mcp!.backend.requests.filter((request) => request.rpc === 'initialize').length;
+    const initialized = initializes();
+    for (const n of [1, 2, 3]) await mcp!.log(`reload ${n}`);
+    await expect.poll(notes, patience).toEqual(['1', '2', '3']);
+    const gets = mcp!.backend.requests.filter((request) => request.method === 'GET').length;
+
+    // The server goes on sending while the page reloads: these land on the old page, or nowhere
+    // (stored by the server's event store) until the new page resumes the stream.
+    const reloading = page.reload();
+    for (const n of [4, 5, 6]) await mcp!.log(`reload ${n}`);
+    await reloading;
+    await expect.poll(() => badge().innerText(), patience).toBe('connected');
+    for (const n of [7, 8]) await mcp!.log(`reload ${n}`);
+    await expect.poll(notes, patience).toEqual(['1', '2', '3', '4', '5', '6', '7', '8']);
+
+    expect(await session()).toBe(before);
+    expect(await page.getByTestId('restored').innerText()).toMatch(/^yes/);
+    expect(initializes()).toBe(initialized);
+    // No connecting: the restored transport opened the session it was given.
+    expect(await history()).toBe('idle → connected');
+    const resumed = mcp!.backend.requests.filter((request) => request.method === 'GET').slice(gets);
+    expect(resumed.some((request) => typeof request.headers['last-event-id'] === 'string')).toBe(true);
+    // Calls work on the restored session.
+    await page.getByRole('textbox', { name: 'Echo text' }).fill('after the reload');
+    await page.getByRole('button', { name: 'Call echo' }).click();
+    await expect.poll(() => result().innerText(), patience).toBe('echo → after the reload');
+    await screenshot('react-status-reloaded.png');
+  });
+
+  it('W2: offline shows offline and fails a call at once; online shows connected again within a second', async () => {
+    await browser!.setOffline(true);
+    await expect.poll(() => badge().innerText(), patience).toBe('offline');
+    await page.getByRole('textbox', { name: 'Echo text' }).fill('while offline');
+    await page.getByRole('button', { name: 'Call echo' }).click();
+    await expect.poll(() => result().innerText(), patience).toMatch(/^echo failed: .*offline/);
+    await screenshot('react-status-offline.png');
+    const back = performance.now();
+    await browser!.setOffline(false);
+    await expect.poll(() => badge().innerText(), { timeout: 1_000, interval: 20 }).toBe('connected');
+    console.log(`W2: connected again ${(performance.now() - back).toFixed(0)} ms after going online`);
+    await expect.poll(() => page.getByTestId('standalone-state').innerText(), patience).toMatch(/^listening/);
+    expect(await history()).toBe('idle → connected → offline → connected');
+    await page.getByRole('button', { name: 'Call echo' }).click();
+    await expect.poll(() => result().innerText(), patience).toBe('echo → while offline');
+  });
+
+  it('W3: while the standalone stream backs off, the page counts down to the next attempt', async () => {
+    const nextRetry = () => page.getByTestId('next-retry').innerText();
+    expect(await nextRetry()).toBe('—');
+    mcp!.setAvailable(false);
+    await expect.poll(nextRetry, patience).toMatch(/^standalone stream: reconnecting in \d+\.\d s \(attempt [2-9]\)$/);
+    await screenshot('react-status-countdown.png');
+    mcp!.setAvailable(true);
+    await expect.poll(() => page.getByTestId('standalone-state').innerText(), patience).toMatch(/^listening/);
+    await expect.poll(nextRetry, patience).toBe('—');
+    expect(pageErrors).toEqual([]);
+  });
 });

@@ -19,7 +19,7 @@ import { expect } from 'vitest';
 import type { StatePath, TestParam } from 'xstate/graph';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { StreamableHTTPClientTransport, type FetchLike, type JSONRPCMessage } from '../../src/index.js';
+import { manualNetwork, StreamableHTTPClientTransport, type FetchLike, type JSONRPCMessage } from '../../src/index.js';
 import { Coverage } from './coverage.js';
 import { callerEvents, type ModelConfig, type ModelEvent, type ModelEventType, type ModelSnapshot } from './model.js';
 import { startPuppetServer, type PuppetReply, type PuppetRequest, type PuppetServer, type RpcId } from './puppet-server.js';
@@ -154,6 +154,7 @@ export class World {
     readonly puppet: PuppetServer,
     readonly transport: StreamableHTTPClientTransport,
     private readonly abandoned: ReadonlySet<string>,
+    private readonly network: { setOnline(online: boolean): void },
   ) {
     transport.onmessage = (message) => {
       if ('id' in message && message.id != null && !('method' in message) && this.calls.has(message.id)) {
@@ -194,7 +195,9 @@ export class World {
     };
     // The World (and its coverage) exists only once the transport does; its first events wait for it.
     const coverage: { inspect: Coverage['inspect'] } = { inspect: () => undefined };
+    const network = manualNetwork(true);
     const transport = new StreamableHTTPClientTransport(puppet.url, {
+      network,
       standaloneStream: config.standalone,
       sessionRecovery: config.recovery,
       legacyFallback: config.legacy,
@@ -208,7 +211,7 @@ export class World {
         coverage.inspect(event);
       },
     });
-    const world = new World(config, puppet, transport, abandoned);
+    const world = new World(config, puppet, transport, abandoned, network);
     coverage.inspect = world.coverage.inspect;
     return world;
   }
@@ -324,6 +327,12 @@ export class World {
       }
       case 'del.hang':
         // The DELETE stays unanswered; deleteTimeout ends the wait.
+        return;
+      case 'net.offline':
+        this.network.setOnline(false);
+        return;
+      case 'net.online':
+        this.network.setOnline(true);
         return;
       default:
         this.answer(event);

@@ -88,6 +88,8 @@ export interface ModelContext {
   getOpened: boolean;
   del: boolean;
   token: boolean;
+  /** W2: the host's network signal says offline (it outlives the chart's `open`, where it is shown). */
+  hostOffline: boolean;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -104,6 +106,9 @@ export type ModelEvent =
   | { type: 'send.request' }
   | { type: 'send.notification' }
   | { type: 'send.cancel' }
+  // the host's network signal (W2)
+  | { type: 'net.offline' }
+  | { type: 'net.online' }
   // the server, answering the caller's or the chart's initialize
   | { type: 'init.ok' }
   | { type: 'init.okNoSession' }
@@ -161,6 +166,8 @@ export const callerEvents = [
   'send.request',
   'send.notification',
   'send.cancel',
+  'net.offline',
+  'net.online',
 ] as const satisfies readonly ModelEventType[];
 
 // ------------------------------------------------------------------------------------------------
@@ -294,6 +301,7 @@ export const connectionModel = setup({
     returnsToInitializing: ({ context }) => context.authReturn === 'initializing',
     /** needsUserMidSession: the flow needed the user (the token refresh failed) in an open session. */
     midSession: ({ context }) => context.authReturn === 'open',
+    hostOffline: ({ context }) => context.hostOffline,
   },
   actions: {
     /** rejectSend: the transport is not running; the promise is rejected at once. */
@@ -349,10 +357,13 @@ export const connectionModel = setup({
     getOpened: false,
     del: false,
     token: false,
+    hostOffline: false,
   }),
   initial: 'idle',
   on: {
     setProtocolVersion: { actions: 'setVersion' },
+    // W2: outside `open` the signal is not watched; entering `open` reads it again.
+    'net.online': { actions: assign(() => ({ hostOffline: false })) },
     close: '.closing',
     // terminateSession() where no open session can be ended: answered at once (resolved with no
     // session, rejected otherwise); the chart does not move.
@@ -619,6 +630,20 @@ export const connectionModel = setup({
             ended: { entry: assign(() => ({ get: 'none' })) },
           },
         },
+        /** W2: the host's network signal, watched while the session is open; offline, sends fail fast. */
+        network: {
+          initial: 'online',
+          states: {
+            // the networkStatus actor tells the signal's state as it starts: offline at once if it is
+            online: {
+              always: { guard: 'hostOffline', target: 'offline' },
+              on: { 'net.offline': { target: 'offline', actions: assign(() => ({ hostOffline: true })) } },
+            },
+            offline: {
+              on: { 'net.online': { target: 'online', actions: assign(() => ({ hostOffline: false })) } },
+            },
+          },
+        },
       },
     },
     authorizing: {
@@ -879,7 +904,13 @@ export function isApplicable(snapshot: ModelSnapshot, event: ModelEvent): boolea
   const { config } = context;
   if (!config.events.includes(event.type)) return false;
   const authorizing = config.auth && !context.authDone;
+  // W2: offline, the facade refuses every send at once; the model does not offer them.
+  if (event.type.startsWith('send.') && snapshot.matches({ open: { network: 'offline' } })) return false;
   switch (event.type) {
+    case 'net.offline':
+      return snapshot.matches({ open: { network: 'online' } });
+    case 'net.online':
+      return context.hostOffline;
     case 'start':
     case 'terminate':
       return true;
@@ -1073,6 +1104,25 @@ export const modelConfigs: readonly ModelConfig[] = [
     standalone: false,
     recovery: 'fail',
     events: ['start', 'close', 'terminate', 'send.request', 'send.notification', 'req.ok', 'req.404', 'req.500', 'req.cut', 'note.202', 'del.200', 'del.500', 'del.drop'],
+  },
+  {
+    ...base,
+    name: 'network',
+    events: [
+      'start',
+      'close',
+      'send.initialize',
+      'send.initialized',
+      'send.request',
+      'init.ok',
+      'initd.202',
+      'get.stream',
+      'req.ok',
+      'req.404',
+      'net.offline',
+      'net.online',
+      'del.200',
+    ],
   },
   {
     ...base,

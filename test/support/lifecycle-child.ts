@@ -8,7 +8,7 @@
  * what keeps it alive, from an unref'd timer (which cannot keep the process alive itself).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '../../src/index.js';
+import { StreamableHTTPClientTransport } from '../../src/node.js';
 
 const sleep = (ms: number) =>
   new Promise<void>((resolve) => {

@@ -17,6 +17,7 @@ import type {
   GetResult,
   JSONRPCMessage,
   MessageSink,
+  NetworkEvent,
   OpenStream,
   PostResult,
   SendTicket,
@@ -44,6 +45,12 @@ export function fakeIo() {
   const deletes: Pending<DeleteSessionInput, { status: number }>[] = [];
   const authorizations: Pending<{ challenge: AuthChallenge | undefined }, 'AUTHORIZED'>[] = [];
   const readers: FakeReader[] = [];
+  /** W2: the host's network signal, driven by the test. */
+  const network = { online: true, listeners: new Set<(event: NetworkEvent) => void>() };
+  const setOnline = (online: boolean) => {
+    network.online = online;
+    for (const listener of network.listeners) listener({ type: online ? 'network.online' : 'network.offline' });
+  };
   const pending = <I, O>(list: Pending<I, O>[]) =>
     fromPromise<O, I>(
       ({ input, signal }) =>
@@ -57,6 +64,13 @@ export function fakeIo() {
     openStandalone: pending(gets),
     deleteSession: pending(deletes),
     authorize: pending(authorizations),
+    networkStatus: fromCallback<{ type: 'noop' }, Record<string, never>>(({ sendBack }) => {
+      if (!network.online) sendBack({ type: 'network.offline' });
+      network.listeners.add(sendBack);
+      return () => {
+        network.listeners.delete(sendBack);
+      };
+    }),
     readStream: fromCallback<StreamReaderCommand, ReadStreamInput>(({ input, sendBack, receive }) => {
       const reader: FakeReader = {
         input,
@@ -73,7 +87,7 @@ export function fakeIo() {
       };
     }),
   };
-  return { posts, resumes, gets, deletes, authorizations, readers, actors };
+  return { posts, resumes, gets, deletes, authorizations, readers, actors, setOnline };
 }
 
 export type FakeIo = ReturnType<typeof fakeIo>;
@@ -89,6 +103,7 @@ export function machineWith(io: FakeIo) {
       }),
       deleteSession: io.actors.deleteSession,
       authorize: io.actors.authorize,
+      networkStatus: io.actors.networkStatus,
     },
   });
 }
@@ -107,8 +122,10 @@ export function chartOptions(overrides: Partial<ChartOptions> = {}): ChartOption
     streamIdleTimeout: undefined,
     maxMessageBytes: 16 * 1024 * 1024,
     sessionId: undefined,
+    restored: undefined,
     reconnectionScheduler: undefined,
     random: () => 0,
+    now: () => 0,
     ...overrides,
   };
 }

@@ -29,18 +29,38 @@ describe('machines/ are pure', () => {
     }
   });
 
-  it('U5: src/ outside the CLI and the chart view server imports no Node-only module, so the transport runs in browsers', () => {
-    const srcDir = join(import.meta.dirname, '../../src');
-    // Node-only by purpose: the CLI, its demo server, and the chart view's HTTP server (W5), which nothing else in src/ imports.
-    const nodeOnly = new Set([join(srcDir, 'cli.ts'), join(srcDir, 'demo-server.ts'), join(srcDir, 'view', 'server.ts')]);
+  /**
+   * The Node-only files: the CLI and its demo server, the chart view's HTTP server (W5), the Node
+   * entry and its HTTP client (H11).
+   */
+  const nodeOnly = new Set(['cli.ts', 'demo-server.ts', join('view', 'server.ts'), 'node.ts', join('http', 'node.ts')]);
+  const srcDir = join(import.meta.dirname, '../../src');
+
+  it('U5: src/ outside the CLI and the Node entry imports no Node-only module, so the transport runs in browsers', () => {
     const walk = (d: string): string[] =>
       readdirSync(d, { withFileTypes: true }).flatMap((e) =>
-        e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.ts') && !nodeOnly.has(join(d, e.name)) ? [join(d, e.name)] : [],
+        e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.ts') && !nodeOnly.has(relative(srcDir, join(d, e.name))) ? [join(d, e.name)] : [],
       );
     const sources = walk(srcDir);
     expect(sources.length).toBeGreaterThan(5);
     for (const file of sources) {
-      expect(readFileSync(file, 'utf8'), file).not.toMatch(/from\s+['"](node:|http|https|net|fs|undici)['"/]/);
+      expect(readFileSync(file, 'utf8'), file).not.toMatch(/from\s+['"](node:|http|https|net|fs|zlib|undici)['"/]/);
     }
+  });
+
+  it('U5, H11: the browser entry (src/index.ts) never reaches the Node entry or the Node HTTP client', () => {
+    const seen = new Set<string>();
+    const visit = (file: string): void => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const source = readFileSync(file, 'utf8');
+      for (const [, specifier] of source.matchAll(/(?:from|import)\s+['"](\.[^'"]+)['"]/g)) {
+        if (specifier !== undefined) visit(join(dirname(file), specifier.replace(/\.js$/, '.ts')));
+      }
+    };
+    visit(join(srcDir, 'index.ts'));
+    const reached = [...seen].map((file) => relative(srcDir, file));
+    expect(reached).toContain(join('http', 'client.ts'));
+    for (const file of nodeOnly) expect(reached).not.toContain(file);
   });
 });

@@ -1,0 +1,134 @@
+/**
+ * Memory figures, each in a fresh child process (forked by bench/run.ts with --expose-gc), so
+ * neither RSS nor heap is blurred by the other scenarios. Reports over IPC and exits.
+ *
+ *   held    baseline → open N sessions, each with its standalone GET stream confirmed open by the
+ *           server → heap and RSS per session after forced GC → close them all (with DELETE)
+ *   growth  one session, warmed up → heap after GC → N echo calls (a few in flight) → heap after
+ *           GC (the growth) → close → heap after GC (back to the baseline before the session?)
+ */
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { clientKinds, createClient, type BenchClient, type ClientKind } from './clients.js';
+import { endpointUrl, forceGc, serverStats, waitForGet, type Mode } from './scenarios.js';
+
+export interface MemoryRequest {
+  measure: 'held' | 'growth';
+  kind: ClientKind;
+  mode: Mode;
+  base: string;
+  /** Sessions held, or calls made. */
+  count: number;
+  seconds: number;
+  concurrency: number;
+}
+
+export type MemoryReply = { ok: true; metrics: Record<string, number>; errors: string[] } | { ok: false; error: string };
+
+async function settledMemory(): Promise<NodeJS.MemoryUsage> {
+  for (let i = 0; i < 3; i++) {
+    forceGc();
+    await sleep(20);
+  }
+  forceGc();
+  return process.memoryUsage();
+}
+
+async function pool(total: number, concurrency: number, deadline: number, task: (i: number) => Promise<void>): Promise<number> {
+  let next = 0;
+  const worker = async () => {
+    while (next < total && performance.now() < deadline) await task(next++);
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return next;
+}
+
+async function connected(request: MemoryRequest): Promise<BenchClient> {
+  const client = createClient(request.kind, endpointUrl(request.base, request.mode));
+  await client.connect();
+  if (request.kind !== 'floor') await waitForGet(request.base, client.sessionId);
+  return client;
+}
+
+async function held(request: MemoryRequest): Promise<MemoryReply> {
+  for (let i = 0; i < 3; i++) await (await connected(request)).close();
+  const before = await settledMemory();
+  const clients: BenchClient[] = [];
+  const t0 = performance.now();
+  await pool(request.count, request.concurrency, t0 + request.seconds * 1000, async () => {
+    const client = createClient(request.kind, endpointUrl(request.base, request.mode));
+    await client.connect();
+    clients.push(client);
+  });
+  // Every session's standalone GET stream must be open on the server before measuring.
+  const deadline = performance.now() + 15_000;
+  while (request.kind !== 'floor' && performance.now() < deadline) {
+    if ((await serverStats(request.base))[request.mode].openGets >= clients.length) break;
+    await sleep(20);
+  }
+  const after = await settledMemory();
+  await pool(clients.length, request.concurrency, performance.now() + 30_000, async (i) => {
+    await clients[i]?.close();
+  });
+  const n = clients.length;
+  return {
+    ok: true,
+    metrics: { heapKiBPerSession: (after.heapUsed - before.heapUsed) / 1024 / n, rssKiBPerSession: (after.rss - before.rss) / 1024 / n, sessions: n },
+    errors: clients.flatMap((c) => c.errors.map((e) => e.message)).slice(0, 5),
+  };
+}
+
+async function warmCalls(client: BenchClient, request: MemoryRequest): Promise<void> {
+  await pool(Math.min(2_000, request.count), request.concurrency, performance.now() + 30_000, async () => {
+    await client.echo('warm');
+  });
+}
+
+async function growth(request: MemoryRequest): Promise<MemoryReply> {
+  // A whole session first, so that code compiled on the way is in both baselines.
+  const warm = await connected(request);
+  await warmCalls(warm, request);
+  await warm.close();
+  const beforeSession = await settledMemory();
+  const client = await connected(request);
+  await warmCalls(client, request);
+  const baseline = await settledMemory();
+  const calls = await pool(request.count, request.concurrency, performance.now() + request.seconds * 1000, async () => {
+    await client.echo('hello');
+  });
+  const after = await settledMemory();
+  await client.close();
+  const closed = await settledMemory();
+  const MiB = 1024 * 1024;
+  return {
+    ok: true,
+    metrics: {
+      heapGrowthMiB: (after.heapUsed - baseline.heapUsed) / MiB,
+      heapAfterCloseMiB: (closed.heapUsed - beforeSession.heapUsed) / MiB,
+      calls,
+    },
+    errors: client.errors.map((e) => e.message).slice(0, 5),
+  };
+}
+
+function isRequest(value: unknown): value is MemoryRequest {
+  if (typeof value !== 'object' || value === null) return false;
+  const kind: unknown = (value as { kind?: unknown }).kind;
+  return clientKinds.some((k) => k === kind);
+}
+
+if (process.send !== undefined) {
+  // The parent going away ends this process too.
+  process.on('disconnect', () => process.exit(1));
+  const request: unknown = JSON.parse(process.argv[2] ?? '{}');
+  const run = isRequest(request) ? (request.measure === 'held' ? held(request) : growth(request)) : Promise.reject(new Error('memory: bad request'));
+  run.then(
+    (reply) => {
+      process.send?.(reply, () => process.exit(0));
+    },
+    (error: unknown) => {
+      const reply: MemoryReply = { ok: false, error: error instanceof Error ? error.message : String(error) };
+      process.send?.(reply, () => process.exit(1));
+    },
+  );
+}

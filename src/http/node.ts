@@ -1,0 +1,265 @@
+/// <reference types="node" />
+/**
+ * H11: the Node HTTP client used when the caller passes no `fetch`: `node:http`/`node:https`
+ * with one shared keep-alive agent each. It answers with the part of a WHATWG `Response` the
+ * exchanges read (`HttpResponse`), so status handling, body limits and error classification stay
+ * in one place above it, the same for both clients. Only the Node entry (`src/node.ts`) imports
+ * this module; the browser build never sees it (U5).
+ */
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import type { Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import type { FastClientFactory, FetchLike, HttpResponse, HttpSend } from './client.js';
+
+/**
+ * An idle socket is closed after 4 s (as fetch's dispatcher does), or sooner when the server's
+ * `Keep-Alive: timeout=` says so: before Node's server default of 5 s closes it under a request.
+ */
+const keepAlive = { keepAlive: true, timeout: 4_000 };
+const agents = {
+  'http:': new http.Agent(keepAlive),
+  'https:': new https.Agent(keepAlive),
+};
+
+/** Where Node's fetch (and `undici`) keep the global dispatcher that `setGlobalDispatcher` sets. */
+const dispatcherKey = Symbol.for('undici.globalDispatcher.1');
+type WithDispatcher = Record<typeof dispatcherKey, unknown>;
+/**
+ * Node's own default dispatcher, known only when it was installed under our eyes: Node installs
+ * it when its fetch module first loads, which touching `Headers` does. A dispatcher already set
+ * before this module loaded may be a caller's (a proxy, custom TLS), so it is never taken for
+ * the default: requests then go through fetch.
+ */
+function defaultDispatcher(): unknown {
+  const global = globalThis as unknown as WithDispatcher;
+  if (global[dispatcherKey] !== undefined) return undefined;
+  // Reading the global loads Node's fetch module, which installs its default dispatcher.
+  if (typeof globalThis.Headers !== 'function') return undefined;
+  return global[dispatcherKey];
+}
+const nodeDefaultDispatcher = defaultDispatcher();
+
+/** H11: a global dispatcher other than Node's default serves fetch only, so fetch must carry the request. */
+function hasCustomDispatcher(): boolean {
+  const current = (globalThis as unknown as WithDispatcher)[dispatcherKey];
+  return nodeDefaultDispatcher === undefined || current !== nodeDefaultDispatcher;
+}
+
+/**
+ * `requestInit` fields this client honours as Node's fetch does (it ignores `credentials`,
+ * `mode`, `cache`, `keepalive` and `priority` too). Any other field set (`dispatcher`,
+ * `integrity`, `referrer`, `redirect: 'error'`, …) makes the transport use fetch.
+ */
+const honoured = new Set(['credentials', 'mode', 'cache', 'keepalive', 'priority', 'redirect', 'method', 'body', 'headers', 'signal']);
+
+function honours(init: RequestInit): boolean {
+  for (const [key, value] of Object.entries(init)) {
+    if (value === undefined || value === null) continue;
+    if (!honoured.has(key)) return false;
+    if (key === 'redirect' && value === 'error') return false;
+  }
+  return true;
+}
+
+/** Content codings fetch decodes, outermost last in the header. */
+function decoder(coding: string): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress | undefined {
+  // Flush as data arrives, as fetch does, so a compressed event stream is not held back.
+  const flush = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
+  if (coding === 'gzip' || coding === 'x-gzip') return zlib.createGunzip(flush);
+  if (coding === 'deflate') return zlib.createInflate(flush);
+  if (coding === 'br') {
+    return zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH, finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH });
+  }
+  return undefined;
+}
+
+/** The body as fetch gives it: decoded when every coding is known, else as sent. */
+function decodedBody(res: IncomingMessage, method: string): Readable {
+  const header = res.headers['content-encoding'];
+  const status = res.statusCode ?? 0;
+  if (header === undefined || method === 'HEAD' || [101, 204, 205, 304].includes(status)) return res;
+  const codings = header.toLowerCase().split(',').map((c) => c.trim()).filter((c) => c !== '' && c !== 'identity').reverse();
+  const decoders = codings.map(decoder);
+  if (decoders.length === 0 || decoders.some((d) => d === undefined)) return res;
+  let out: Readable = res;
+  for (const d of decoders as (zlib.Gunzip | zlib.Inflate | zlib.BrotliDecompress)[]) {
+    const from = out;
+    from.on('error', (error) => {
+      d.destroy(error);
+    });
+    out = from.pipe(d);
+  }
+  return out;
+}
+
+/** What fetch rejects with once its signal is aborted: the signal's reason. */
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError');
+}
+
+/** A body cut before its end fails as fetch's does: TypeError('terminated') with the cause. */
+function terminated(cause: unknown): TypeError {
+  return new TypeError('terminated', { cause });
+}
+
+const ignore = (): void => undefined;
+
+class NodeResponse implements HttpResponse {
+  readonly type = 'basic';
+  readonly status: number;
+  readonly statusText: string;
+  readonly ok: boolean;
+  readonly headers: { get(name: string): string | null };
+  bodyUsed = false;
+  private stream: ReadableStream<Uint8Array> | undefined;
+
+  constructor(
+    private readonly res: IncomingMessage,
+    private readonly source: Readable,
+    private readonly signal: AbortSignal,
+  ) {
+    this.status = res.statusCode ?? 0;
+    this.statusText = res.statusMessage ?? '';
+    this.ok = this.status >= 200 && this.status <= 299;
+    // A socket that dies under a body nobody reads yet must not become an uncaught 'error'.
+    res.on('error', ignore);
+    if (source !== res) source.on('error', ignore);
+    const raw = res.headers;
+    this.headers = {
+      get(name: string): string | null {
+        const value = raw[name.toLowerCase()];
+        if (value === undefined) return null;
+        return Array.isArray(value) ? value.join(', ') : value;
+      },
+    };
+  }
+
+  /** Made on first use: a JSON answer read with text() never pays for a web stream. */
+  get body(): ReadableStream<Uint8Array> {
+    this.stream ??= this.webStream();
+    return this.stream;
+  }
+
+  text(): Promise<string> {
+    if (this.bodyUsed || this.stream !== undefined) return Promise.reject(new TypeError('Body is unusable: Body has already been read'));
+    this.bodyUsed = true;
+    const source = this.source;
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      const fail = (error: unknown) => {
+        reject(this.signal.aborted ? abortReason(this.signal) : terminated(error));
+      };
+      source.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+      });
+      source.once('error', fail);
+      this.res.once('aborted', () => {
+        fail(new Error('aborted'));
+      });
+      source.once('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+      });
+    });
+  }
+
+  private webStream(): ReadableStream<Uint8Array> {
+    const { res, source, signal } = this;
+    let done = false;
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        const fail = (error: unknown) => {
+          if (done) return;
+          done = true;
+          controller.error(signal.aborted ? abortReason(signal) : terminated(error));
+        };
+        source.on('data', (chunk: Buffer) => {
+          if (done) return;
+          this.bodyUsed = true;
+          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          if ((controller.desiredSize ?? 1) <= 0) source.pause();
+        });
+        source.once('end', () => {
+          if (done) return;
+          done = true;
+          controller.close();
+        });
+        source.once('error', fail);
+        res.once('aborted', () => {
+          fail(new Error('aborted'));
+        });
+        source.pause();
+      },
+      pull: () => {
+        source.resume();
+      },
+      cancel: () => {
+        done = true;
+        this.bodyUsed = true;
+        // A body already received in full is drained, so its socket returns to the pool;
+        // one still arriving (a stream) is cut, as fetch does.
+        if (res.complete) source.resume();
+        else res.destroy();
+      },
+    });
+  }
+}
+
+/** One request over the shared keep-alive agent, answered as fetch would answer it. */
+function nodeRequest(url: URL, init: RequestInit): Promise<HttpResponse> {
+  const signal = init.signal ?? new AbortController().signal;
+  const method = (init.method ?? 'GET').toUpperCase();
+  const headers: Record<string, string> = { ...(init.headers as Record<string, string> | undefined) };
+  headers['accept-encoding'] ??= url.protocol === 'https:' ? 'br, gzip, deflate' : 'gzip, deflate';
+  headers['user-agent'] ??= 'node';
+  const body = typeof init.body === 'string' ? init.body : undefined;
+  if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+  const transport = url.protocol === 'https:' ? https : http;
+  const options: http.RequestOptions = {
+    protocol: url.protocol,
+    hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+    port: url.port,
+    path: url.pathname + url.search,
+    method,
+    headers,
+    agent: url.protocol === 'https:' ? agents['https:'] : agents['http:'],
+    ...(url.username !== '' || url.password !== '' ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` } : {}),
+  };
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    // No retry on a reset, as fetch: the server may have received the POST.
+    const req = transport.request(options);
+    const onAbort = () => {
+      req.destroy(abortReason(signal));
+      reject(abortReason(signal));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    req.on('error', (error) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(signal.aborted ? abortReason(signal) : new TypeError('fetch failed', { cause: error }));
+    });
+    req.once('response', (res) => {
+      res.once('close', () => {
+        signal.removeEventListener('abort', onAbort);
+      });
+      resolve(new NodeResponse(res, decodedBody(res, method), signal));
+    });
+    req.end(body);
+  });
+}
+
+/**
+ * H11: the Node client for a transport, or undefined when `requestInit` asks for what only fetch
+ * does. Each request still goes through `fallback` (fetch) while a custom global dispatcher is set.
+ */
+export const nodeHttpClient: FastClientFactory = (init: RequestInit, fallback: FetchLike): HttpSend | undefined => {
+  if (!honours(init)) return undefined;
+  // Other schemes go to fetch, which names them ("unknown scheme") as it always did.
+  const viaFetch = (url: URL) => (url.protocol !== 'http:' && url.protocol !== 'https:') || hasCustomDispatcher();
+  return (url, requestInit) => (viaFetch(url) ? fallback(url, requestInit) : nodeRequest(url, requestInit));
+};

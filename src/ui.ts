@@ -1,0 +1,65 @@
+import type { SnapshotFrom } from 'xstate';
+import type { ConnectionMachine } from '../machines/connection/index.js';
+import type { PlannedWait } from '../machines/backoff.js';
+
+/** What a connection badge says, from the chart's tags; `idle` before start(). */
+export type ConnectionStatus =
+  | 'idle'
+  | 'connecting'
+  | 'connected'
+  | 'offline'
+  | 'reconnecting'
+  | 'authorizing'
+  | 'closing'
+  | 'closed'
+  | 'failed';
+
+/** The tags in the order a badge prefers them: `offline` comes with `connected` (the session lives on) and wins. */
+const byPriority = ['failed', 'closed', 'closing', 'authorizing', 'offline', 'reconnecting', 'connecting', 'connected'] as const;
+
+/** U3, W2: the one word a badge shows for a snapshot of `transport.actor`. */
+export function connectionStatus(snapshot: SnapshotFrom<ConnectionMachine>): ConnectionStatus {
+  return byPriority.find((tag) => snapshot.hasTag(tag)) ?? 'idle';
+}
+
+/** W3: the next reconnect a UI can announce ("reconnecting in 3 s, attempt 2"). */
+export interface NextRetry {
+  /** Which stream waits: the standalone GET stream, or a request's POST stream waiting to resume. */
+  stream: 'standalone' | 'request';
+  /** The attempt the wait leads to, 1-based; past `maxRetries` the standalone stream is at its ceiling (G5). */
+  attempt: number;
+  /** When it is due (epoch ms) and the whole wait's length. */
+  dueAt: number;
+  delayMs: number;
+  /** Time left from `now`, never negative. */
+  inMs: number;
+}
+
+interface WaitingChild {
+  // Children that are not charts (the network signal, a DELETE) have no context and no tags.
+  getSnapshot(): { hasTag?: (tag: string) => boolean; context?: { wait?: PlannedWait | undefined } };
+}
+
+/**
+ * W3: the soonest reconnect any stream of the transport waits for, or undefined when none waits
+ * (a wait paused offline is not counted: nothing is due until the network is back). Read it from
+ * `transport.actor.getSnapshot()` on a timer while showing a countdown (the streams are child
+ * actors: the root snapshot does not change as their waits begin and end).
+ */
+export function nextRetry(snapshot: SnapshotFrom<ConnectionMachine>, now: number = Date.now()): NextRetry | undefined {
+  let soonest: NextRetry | undefined;
+  for (const [id, child] of Object.entries(snapshot.children) as [string, WaitingChild | undefined][]) {
+    const state = child?.getSnapshot();
+    const wait = state?.context?.wait;
+    if (wait === undefined || state?.hasTag?.('waiting') !== true) continue;
+    if (soonest !== undefined && soonest.dueAt <= wait.dueAt) continue;
+    soonest = {
+      stream: id === 'standalone' ? 'standalone' : 'request',
+      attempt: wait.attempt,
+      dueAt: wait.dueAt,
+      delayMs: wait.delayMs,
+      inMs: Math.max(wait.dueAt - now, 0),
+    };
+  }
+  return soonest;
+}

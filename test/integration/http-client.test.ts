@@ -1,0 +1,145 @@
+/**
+ * H11: which HTTP client carries the requests, and what must not change with it. This file runs in
+ * both vitest projects: `node` (the Node entry, requests through node:http) and `fetch`.
+ */
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { getGlobalDispatcher, ProxyAgent, setGlobalDispatcher } from 'undici';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '../../src/index.js';
+import { rejection, Started, textOf } from '../support/harness.js';
+import { startForwardProxy, type ForwardProxy } from '../support/forward-proxy.js';
+import { result, sseText, startScriptedServer, type Chunk, type ScriptedServer } from '../support/scripted-server.js';
+
+/** Set by the vitest project (vitest.config.ts). */
+const client = process.env.HTTP_CLIENT === 'node' ? 'node' : 'fetch';
+
+const started = new Started();
+const closers: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await started.closeAll();
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+async function proxy(): Promise<ForwardProxy> {
+  const forward = await startForwardProxy();
+  closers.push(() => forward.close());
+  return forward;
+}
+
+async function scripted(): Promise<ScriptedServer> {
+  const server = await startScriptedServer();
+  closers.push(() => server.close());
+  return server;
+}
+
+/** A Client over a transport for `url`, closed after the test. */
+async function connect(url: URL, options: ConstructorParameters<typeof StreamableHTTPClientTransport>[1] = {}) {
+  const transport = new StreamableHTTPClientTransport(url, options);
+  const sdk = started.client(new Client({ name: 'h11', version: '0' }));
+  await sdk.connect(transport);
+  return { transport, client: sdk };
+}
+
+describe('H11: the HTTP client', () => {
+  it(`H11: without a user fetch, requests go through ${client === 'node' ? 'node:http, never the global fetch' : 'the global fetch'}`, async () => {
+    const server = await started.serve();
+    const globalFetch = vi.spyOn(globalThis, 'fetch');
+    const { client: sdk } = await connect(server.url);
+    expect(textOf(await sdk.callTool({ name: 'echo', arguments: { text: 'which client' } }))).toBe('which client');
+    await sdk.close();
+    expect(server.requests.map((r) => r.method)).toContain('DELETE');
+    if (client === 'node') expect(globalFetch).not.toHaveBeenCalled();
+    else expect(globalFetch.mock.calls.length).toBeGreaterThanOrEqual(server.requests.length);
+  });
+
+  it('H11: a custom global dispatcher (setGlobalDispatcher: a proxy) carries every request, whichever client is in use', async () => {
+    const server = await started.serve();
+    const forward = await proxy();
+    const previous = getGlobalDispatcher();
+    setGlobalDispatcher(new ProxyAgent(forward.url.href));
+    closers.push(() => {
+      setGlobalDispatcher(previous);
+      return Promise.resolve();
+    });
+    const { client: sdk } = await connect(server.url);
+    expect(textOf(await sdk.callTool({ name: 'echo', arguments: { text: 'via proxy' } }))).toBe('via proxy');
+    await sdk.close();
+    // Every connection to the server was opened by the proxy: nothing went around it.
+    expect(forward.tunnels.length + forward.forwarded.length).toBeGreaterThan(0);
+    expect(forward.tunnels.every((t) => t === `127.0.0.1:${server.port}`)).toBe(true);
+    expect(server.requests.map((r) => r.method)).toEqual(expect.arrayContaining(['POST', 'GET', 'DELETE']));
+  });
+
+  it('H11: a requestInit field only fetch honours (an undici dispatcher) sends the requests through fetch with it', async () => {
+    const server = await started.serve();
+    const forward = await proxy();
+    const dispatcher = new ProxyAgent(forward.url.href);
+    closers.push(() => dispatcher.close());
+    const requestInit = { headers: { 'x-through': 'dispatcher' }, dispatcher } as RequestInit;
+    const { client: sdk } = await connect(server.url, { requestInit });
+    expect(textOf(await sdk.callTool({ name: 'echo', arguments: { text: 'dispatched' } }))).toBe('dispatched');
+    await sdk.close();
+    expect(forward.tunnels.length).toBeGreaterThan(0);
+    expect(server.requests.every((r) => r.headers['x-through'] === 'dispatcher')).toBe(true);
+  });
+
+  it('H11, H8: requestInit headers reach the server on POST, GET and DELETE', async () => {
+    const server = await started.serve();
+    const { client: sdk } = await connect(server.url, { requestInit: { headers: { 'x-team': 'blue' }, credentials: 'include', cache: 'no-store' } });
+    await sdk.listTools();
+    await sdk.close();
+    expect(new Set(server.requests.map((r) => r.method))).toEqual(new Set(['POST', 'GET', 'DELETE']));
+    for (const request of server.requests) expect(request.headers['x-team'], request.method).toBe('blue');
+  });
+});
+
+const compress = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync } as const;
+
+describe('H11: compressed answers are decoded as fetch decodes them', () => {
+  for (const coding of ['gzip', 'deflate', 'br'] as const) {
+    it(`H11, P2, P3: a ${coding} JSON answer and a ${coding} event stream split across writes are read`, async () => {
+      const server = await scripted();
+      server.on({ rpc: 'tools/list' }, (request) => ({
+        headers: { 'content-type': 'application/json', 'content-encoding': coding },
+        body: compress[coding](Buffer.from(JSON.stringify(result(request.id, { tools: [] })))),
+      }));
+      server.on({ rpc: 'tools/call' }, (request) => {
+        const bytes = compress[coding](
+          Buffer.from(
+            sseText([
+              { event: 'message', data: { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'before' } } },
+              { id: '1', event: 'message', data: result(request.id, { content: [{ type: 'text', text: `squeezed ${coding}` }] }) },
+            ]),
+          ),
+        );
+        const half = Math.floor(bytes.length / 2);
+        const chunks: Chunk[] = [{ data: bytes.subarray(0, half) }, { data: bytes.subarray(half), delayMs: 20 }];
+        return { headers: { 'content-type': 'text/event-stream', 'content-encoding': coding }, body: chunks };
+      });
+      const { client: sdk } = await connect(server.url, { standaloneStream: false });
+      const logged: unknown[] = [];
+      sdk.fallbackNotificationHandler = (notification) => {
+        logged.push(notification.params?.data);
+        return Promise.resolve();
+      };
+      expect((await sdk.listTools()).tools).toEqual([]);
+      expect(textOf(await sdk.callTool({ name: 'echo', arguments: {} }))).toBe(`squeezed ${coding}`);
+      expect(logged).toEqual(['before']);
+      const [call] = server.filter({ rpc: 'tools/call' });
+      expect(String(call?.headers['accept-encoding'])).toContain('gzip');
+    });
+  }
+
+  it('H11, S5: the event-size limit counts decoded bytes: a small gzip body of one large event ends the call', async () => {
+    const server = await scripted();
+    server.on({ rpc: 'tools/call' }, (request) => ({
+      headers: { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' },
+      body: gzipSync(Buffer.from(sseText([{ event: 'message', data: result(request.id, { content: [{ type: 'text', text: 'x'.repeat(256 * 1024) }] }) }]))),
+    }));
+    const { client: sdk } = await connect(server.url, { standaloneStream: false, maxMessageBytes: 64 * 1024 });
+    const error = await rejection(sdk.callTool({ name: 'echo', arguments: {} }));
+    expect(String(error)).toContain('maxMessageBytes');
+  });
+});

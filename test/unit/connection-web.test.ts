@@ -1,0 +1,135 @@
+/**
+ * W1 and W2 in the connection chart, with fake I/O: a restored session opens as it was saved, and
+ * the host's network signal shows as the `offline` tag, pausing the streams' waits.
+ */
+import { describe, expect, it } from 'vitest';
+import { createActor, SimulatedClock } from 'xstate';
+import { chartOptions, fakeIo, flush, initializeRequest, initializeResult, initialized, machineWith, recordingSink, ticket, type FakeIo } from './fakes.js';
+import type { ChartOptions } from '../../machines/events.js';
+import { StreamableHTTPError } from '../../machines/errors.js';
+
+function setUp(overrides: Partial<ChartOptions> = {}) {
+  const io = fakeIo();
+  const clock = new SimulatedClock();
+  const actor = createActor(machineWith(io), {
+    input: { options: chartOptions({ now: () => clock.now(), ...overrides }), sink: recordingSink() },
+    clock,
+  });
+  actor.start();
+  return { io, clock, actor };
+}
+
+async function connect(io: FakeIo, actor: ReturnType<typeof setUp>['actor']) {
+  actor.send({ type: 'start' });
+  actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
+  await flush();
+  io.posts[0]!.resolve({ kind: 'json', sessionId: 'abc', response: initializeResult });
+  await flush();
+  actor.send({ type: 'send', message: initialized, ticket: ticket() });
+  await flush();
+  io.posts[1]!.resolve({ kind: 'accepted', sessionId: undefined });
+  await flush();
+}
+
+type Child = { getSnapshot(): { value: unknown; context: { attempt: number } } } | undefined;
+const standalone = (actor: ReturnType<typeof setUp>['actor']) => actor.getSnapshot().children.standalone as Child;
+
+describe('W2: the network signal in the connection chart', () => {
+  it('W2: offline is a state with the tag offline beside connected; online goes back', async () => {
+    const { io, actor } = setUp();
+    await connect(io, actor);
+    expect(actor.getSnapshot().matches({ open: { network: 'online' } })).toBe(true);
+    io.setOnline(false);
+    expect(actor.getSnapshot().matches({ open: { network: 'offline' } })).toBe(true);
+    expect(actor.getSnapshot().hasTag('offline')).toBe(true);
+    // The session lives on: still connected underneath.
+    expect(actor.getSnapshot().hasTag('connected')).toBe(true);
+    io.setOnline(true);
+    expect(actor.getSnapshot().hasTag('offline')).toBe(false);
+  });
+
+  it('W2: the standalone stream told offline waits paused (no timer, no attempt spent); online reopens it at once', async () => {
+    const { io, clock, actor } = setUp();
+    await connect(io, actor);
+    io.setOnline(false);
+    io.gets[0]!.reject(new TypeError('network error'));
+    await flush();
+    expect(standalone(actor)?.getSnapshot().value).toEqual({ backoff: 'paused' });
+    clock.increment(600_000);
+    await flush();
+    expect(io.gets).toHaveLength(1);
+    expect(standalone(actor)?.getSnapshot().context.attempt).toBe(1);
+    io.setOnline(true);
+    await flush();
+    expect(io.gets).toHaveLength(2);
+  });
+
+  it('W2: a session opened while the host is offline shows offline at once', async () => {
+    const { io, actor } = setUp({ sessionId: 'abc' });
+    io.setOnline(false);
+    actor.send({ type: 'start' });
+    await flush();
+    expect(actor.getSnapshot().hasTag('offline')).toBe(true);
+  });
+
+  it('W2: a POST stream waiting to resume is told too', async () => {
+    const { io, clock, actor } = setUp();
+    await connect(io, actor);
+    actor.send({ type: 'send', message: { jsonrpc: '2.0', id: 5, method: 'tools/list' }, ticket: ticket() });
+    await flush();
+    const post = io.posts[2]!;
+    const body = new ReadableStream<Uint8Array>();
+    post.resolve({ kind: 'sse', sessionId: 'abc', stream: { body, release: () => undefined } });
+    await flush();
+    io.readers.at(-1)!.send({ type: 'stream.ended', end: { lastEventId: '1', progressed: true, retryMs: undefined, error: undefined } });
+    await flush();
+    io.setOnline(false);
+    const child = Object.entries(actor.getSnapshot().children).find(([id]) => id.startsWith('post-'))?.[1] as Child;
+    expect(child?.getSnapshot().value).toEqual({ backoff: 'paused' });
+    clock.increment(600_000);
+    await flush();
+    expect(io.resumes).toHaveLength(0);
+    io.setOnline(true);
+    await flush();
+    expect(io.resumes).toHaveLength(1);
+  });
+});
+
+describe('W1: a restored session in the connection chart', () => {
+  const restored = {
+    protocolVersion: '2025-06-18',
+    standaloneLastEventId: 'ev-7',
+    initializeRequest: { ...initializeRequest, id: 'saved' },
+  };
+
+  it('W1: start opens the saved session with its version; the standalone GET resumes from the saved event id', async () => {
+    const { io, actor } = setUp({ sessionId: 'saved-session', restored });
+    actor.send({ type: 'start' });
+    await flush();
+    expect(actor.getSnapshot().hasTag('connected')).toBe(true);
+    expect(io.posts).toHaveLength(0);
+    expect(io.gets[0]!.input).toEqual({ sessionId: 'saved-session', protocolVersion: '2025-06-18', lastEventId: 'ev-7', established: true });
+    expect(actor.getSnapshot().context.initializeRequest).toEqual(restored.initializeRequest);
+  });
+
+  it('W1, F3: a 404 on the restored session re-initializes with the saved initialize request', async () => {
+    const { io, actor } = setUp({ sessionId: 'saved-session', restored, sessionRecovery: 'reinitialize' });
+    actor.send({ type: 'start' });
+    actor.send({ type: 'send', message: { jsonrpc: '2.0', id: 5, method: 'tools/list' }, ticket: ticket() });
+    await flush();
+    io.posts[0]!.reject(new StreamableHTTPError('HTTP 404', { status: 404, sessionMissing: true }));
+    await flush();
+    expect(actor.getSnapshot().hasTag('reconnecting')).toBe(true);
+    expect(io.posts[1]!.input.message).toEqual(restored.initializeRequest);
+    expect(io.posts[1]!.input.sessionId).toBeUndefined();
+  });
+
+  it('W1: the saved event id is spent once: a stream reopened after the session is left starts without it', async () => {
+    const { io, actor } = setUp({ sessionId: 'saved-session', restored, sessionRecovery: 'reinitialize' });
+    actor.send({ type: 'start' });
+    await flush();
+    io.gets[0]!.reject(new StreamableHTTPError('HTTP 404', { status: 404, sessionMissing: true }));
+    await flush();
+    expect(actor.getSnapshot().context.standaloneResumeFrom).toBeUndefined();
+  });
+});
