@@ -183,7 +183,7 @@ describe('connection chart', () => {
     expect([...spawned].sort()).toEqual(['post-0', 'post-1', 'post-2']);
     // Only the done events of those three ids are new types: 150 calls added no more.
     expect(eventTypes.size - typesAfterConnect).toBeLessThanOrEqual(3);
-    expect(Object.keys(actor.getSnapshot().children)).toEqual([]);
+    expect(Object.keys(actor.getSnapshot().children).filter((id) => id.startsWith('post-'))).toEqual([]);
   });
 
   it('P10: a call whose send() had resolved and whose stream then ended without its response gets a synthetic answer', async () => {
