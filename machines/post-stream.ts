@@ -1,4 +1,4 @@
-import { assign, fromCallback, fromPromise, sendParent, sendTo, setup } from 'xstate';
+import { assign, fromCallback, fromPromise, raise, sendParent, sendTo, setup } from 'xstate';
 import type {
   ChartOptions,
   GetResult,
@@ -37,8 +37,19 @@ export interface PostStreamInput {
   resumptionToken?: string | undefined;
   /** R10: told each new event id of this stream. */
   onResumptionToken?: ((token: string) => void) | undefined;
+  /**
+   * A data-plane call whose SSE stream ended before its response: this machine takes the stream
+   * over from that end (backoff and resume, or fail), as if it had read the stream itself.
+   */
+  interrupted?: InterruptedStream | undefined;
   /** W2: the network is known to be gone as the stream begins. */
   offline?: boolean | undefined;
+}
+
+/** Where a data-plane call's stream stopped: how it ended, and the event ids it delivered (R7). */
+export interface InterruptedStream {
+  end: StreamEnd;
+  seenIds: Set<string>;
 }
 
 export interface PostRequestInput {
@@ -82,7 +93,8 @@ export type ReconnectDue = { type: 'reconnect.due' };
 export type PostStreamReport =
   | {
       type: 'post.done';
-      postId: string;
+      /** The reporting child; undefined for a data-plane call, which has no actor. */
+      postId: string | undefined;
       origin: PostOrigin;
       attempts: SendAttempts;
       message: JSONRPCMessage | JSONRPCMessage[];
@@ -91,7 +103,8 @@ export type PostStreamReport =
     }
   | {
       type: 'post.failed';
-      postId: string;
+      /** The reporting child; undefined for a data-plane call, which has no actor. */
+      postId: string | undefined;
       origin: PostOrigin;
       attempts: SendAttempts;
       /** The session the request carried: a 404 for an older session than the current one is stale. */
@@ -100,6 +113,21 @@ export type PostStreamReport =
       ticket: SendTicket;
       error: Error;
     };
+
+/**
+ * What the data plane (the facade's calls while the session is open) hands to the connection
+ * chart besides today's `post.done` / `post.failed`: a stream that ended before its response,
+ * for the chart to spawn this machine on it.
+ */
+export type DataPlaneReport = {
+  type: 'post.interrupted';
+  message: JSONRPCMessage;
+  ticket: SendTicket;
+  /** The session and version the call carried; the resume GET carries the same (R1). */
+  sessionId: string | undefined;
+  protocolVersion: string | undefined;
+  interrupted: InterruptedStream;
+};
 
 export interface PostStreamContext extends PostStreamInput {
   postId: string;
@@ -158,6 +186,15 @@ function doneResult<T>({ event }: { event: { output: T } }): { result: T } {
   return { result: event.output };
 }
 
+/** A stream that ended before its response: resume it (R1) within budget (R5), or fail the call (R2). */
+const onStreamEnded = [
+  { guard: 'awaitsNothing', target: '#postStream.done' },
+  { guard: 'canResume', target: '#postStream.backoff', actions: 'adoptEnd' },
+  // R11: an event id that cannot be sent back as Last-Event-ID: not resumable, fail at once.
+  { guard: 'endedUnsendable', target: '#postStream.failed', actions: 'failUnsendable' },
+  { target: '#postStream.failed', actions: 'failEnded' },
+] as const;
+
 export const postStreamMachine = setup({
   types: {
     context: {} as PostStreamContext,
@@ -172,6 +209,7 @@ export const postStreamMachine = setup({
   },
   guards: {
     isResumption: ({ context }) => context.resumptionToken !== undefined,
+    wasInterrupted: ({ context }) => context.interrupted !== undefined,
     /** R11: a resumption token that cannot be a Last-Event-ID header fails at once. */
     hasUnsendableToken: ({ context }) => context.resumptionToken !== undefined && !isResumableEventId(context.resumptionToken),
     /** R11: the stream's last event id cannot be sent back, so it cannot be resumed. */
@@ -215,6 +253,36 @@ export const postStreamMachine = setup({
       context.ticket.accepted();
     },
     checkIdle: sendTo('reader', { type: 'idle.check' }),
+    /** R1, R4, R5: what the ended stream said is what the resume goes on from. */
+    adoptEnd: assign(({ context, event }) => {
+      if (event.type !== 'stream.ended') return {};
+      return {
+        lastEventId: event.end.lastEventId ?? context.lastEventId,
+        retryMs: event.end.retryMs ?? context.retryMs,
+        attempt: event.end.progressed ? 1 : context.attempt + 1,
+        waitAfter: 'ended' as const,
+        stream: undefined,
+      };
+    }),
+    failUnsendable: assign({
+      error: ({ context, event }) => (event.type === 'stream.ended' ? unsendableIdError(event.end.error) : context.error),
+    }),
+    failEnded: assign({
+      error: ({ context, event }) => {
+        if (event.type !== 'stream.ended') return context.error;
+        return event.end.error instanceof MessageTooLargeError
+          ? event.end.error
+          : new StreamEndedError(
+              event.end.lastEventId === undefined ? 'request ended without a response' : 'request stream could not be resumed',
+              { cause: event.end.error },
+            );
+      },
+    }),
+    /** The data plane's stream ended: decide on that end exactly as if this machine had read it. */
+    replayEnd: raise(({ context }): StreamReaderEvent => ({
+      type: 'stream.ended',
+      end: context.interrupted?.end ?? { lastEventId: undefined, progressed: false, retryMs: undefined, error: undefined },
+    })),
     reportDone: sendParent(({ context }): PostStreamReport => ({
       type: 'post.done',
       postId: context.postId,
@@ -245,7 +313,7 @@ export const postStreamMachine = setup({
     response: undefined,
     responseSessionId: undefined,
     lastEventId: input.resumptionToken,
-    seenIds: new Set<string>(),
+    seenIds: input.interrupted?.seenIds ?? new Set<string>(),
     retryMs: undefined,
     attempt: 0,
     waitAfter: 'ended',
@@ -258,10 +326,16 @@ export const postStreamMachine = setup({
   states: {
     starting: {
       always: [
+        { guard: 'wasInterrupted', target: 'interrupted' },
         { guard: 'hasUnsendableToken', target: 'failed', actions: assign({ error: () => unsendableIdError(undefined) }) },
         { guard: 'isResumption', target: 'resuming', actions: 'acknowledge' },
         { target: 'sending' },
       ],
+    },
+    /** Taken over from the data plane: its stream ended before the response (the call was accepted there). */
+    interrupted: {
+      entry: 'replayEnd',
+      on: { 'stream.ended': [...onStreamEnded] },
     },
     sending: {
       invoke: {
@@ -322,39 +396,7 @@ export const postStreamMachine = setup({
           target: 'done',
           actions: assign({ response: ({ event }) => event.response }),
         },
-        'stream.ended': [
-          { guard: 'awaitsNothing', target: 'done' },
-          {
-            guard: 'canResume',
-            target: 'backoff',
-            actions: assign({
-              lastEventId: ({ context, event }) => event.end.lastEventId ?? context.lastEventId,
-              retryMs: ({ context, event }) => event.end.retryMs ?? context.retryMs,
-              attempt: ({ context, event }) => (event.end.progressed ? 1 : context.attempt + 1),
-              waitAfter: 'ended',
-              stream: undefined,
-            }),
-          },
-          {
-            guard: 'endedUnsendable',
-            target: 'failed',
-            actions: assign({ error: ({ event }) => unsendableIdError(event.end.error) }),
-          },
-          {
-            target: 'failed',
-            actions: assign({
-              error: ({ event }) =>
-                event.end.error instanceof MessageTooLargeError
-                  ? event.end.error
-                  : new StreamEndedError(
-                      event.end.lastEventId === undefined
-                        ? 'request ended without a response'
-                        : 'request stream could not be resumed',
-                      { cause: event.end.error },
-                    ),
-            }),
-          },
-        ],
+        'stream.ended': [...onStreamEnded],
       },
     },
     /** R4: the stream's own retry value, else exponential backoff with jitter. */

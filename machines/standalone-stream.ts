@@ -1,4 +1,4 @@
-import { assign, enqueueActions, fromCallback, fromPromise, sendParent, sendTo, setup, stateIn } from 'xstate';
+import { and, assign, enqueueActions, fromCallback, fromPromise, sendParent, sendTo, setup, stateIn } from 'xstate';
 import type { ChartOptions, GetResult, NetworkEvent, OpenStream } from './events.js';
 import type { ReadStreamInput, ReconnectDue, StreamReaderCommand, StreamReaderEvent } from './post-stream.js';
 import {
@@ -73,6 +73,9 @@ const notProvided = (name: string) => () => {
   throw new Error(`actor '${name}' must be provided with machine.provide({ actors })`);
 };
 
+/** What the GET resolved to, handed to guards and actions as typed params. */
+const streamResult = ({ event }: { event: { output: GetResult } }) => ({ result: event.output });
+
 /** Why the GET failed, handed to guards and actions as typed params. */
 const failure = ({ event }: { event: { error: unknown } }) => ({ error: event.error });
 
@@ -127,6 +130,7 @@ export const standaloneStreamMachine = setup({
     })),
     checkIdle: sendTo('reader', { type: 'idle.check' }),
     countAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
+    adoptStream: assign((_, params: { result: GetResult }) => (params.result.kind === 'sse' ? { stream: params.result.stream, established: true } : {})),
   },
 }).createMachine({
   id: 'standaloneStream',
@@ -149,6 +153,16 @@ export const standaloneStreamMachine = setup({
   on: { windDown: '.gone', 'network.offline': { actions: 'noteOffline' }, 'network.online': { actions: 'noteOnline' } },
   states: {
     opening: {
+      initial: 'requesting',
+      states: {
+        requesting: {},
+        /**
+         * F1: the session is closing: the GET already on its way is let finish rather than aborted
+         * (aborting it would cost its connection), then drained; the chart's timeouts bound both.
+         */
+        windingDown: {},
+      },
+      on: { windDown: '.windingDown' },
       invoke: {
         src: 'openStandalone',
         input: ({ context }) => ({
@@ -159,16 +173,19 @@ export const standaloneStreamMachine = setup({
         }),
         onDone: [
           {
-            guard: { type: 'gotStream', params: ({ event }) => ({ result: event.output }) },
+            guard: and([stateIn('#standaloneStream.opening.windingDown'), { type: 'gotStream', params: streamResult }]),
+            target: 'listening.draining',
+            actions: { type: 'adoptStream', params: streamResult },
+          },
+          {
+            guard: { type: 'gotStream', params: streamResult },
             target: 'listening',
-            actions: assign({
-              stream: ({ event }) => (event.output.kind === 'sse' ? event.output.stream : undefined),
-              established: true,
-            }),
+            actions: { type: 'adoptStream', params: streamResult },
           },
           { target: 'unsupported' },
         ],
         onError: [
+          { guard: stateIn('#standaloneStream.opening.windingDown'), target: 'gone' },
           { guard: { type: 'isSessionMissing', params: failure }, target: 'gone', actions: { type: 'reportSessionMissing', params: failure } },
           { guard: { type: 'isUnauthorized', params: failure }, target: 'gone', actions: { type: 'reportUnauthorized', params: failure } },
           {

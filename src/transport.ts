@@ -1,9 +1,9 @@
 import { createActor, type Actor } from 'xstate';
-import { connectionMachine, type ConnectionMachine } from '../machines/connection/index.js';
+import { connectionMachine, isDirectCall, type ConnectionMachine } from '../machines/connection/index.js';
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/events.js';
-import { InvalidMessageError, McpTransportError, OfflineError, TransportFailedError } from '../machines/errors.js';
+import { InvalidMessageError, McpTransportError, OfflineError, TransportClosedError, TransportFailedError } from '../machines/errors.js';
 import { resumePoint } from '../machines/standalone-stream.js';
 import { connectionSystemId, ioActors, type TransportIo } from './actors.js';
 import { chooseSender, HttpClient } from './http/client.js';
@@ -11,6 +11,7 @@ import { baseHeaders } from './http/headers.js';
 import { resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
 import { authorize, unauthorizedError } from './http/auth.js';
+import { DataPlane } from './data-plane.js';
 import { browserNetwork } from './network.js';
 import { parseSavedState, restoredSession, type SavedTransportState } from './saved-state.js';
 
@@ -73,6 +74,8 @@ export class StreamableHTTPClientTransport {
   readonly actor: Actor<ConnectionMachine>;
   private readonly http: HttpClient;
   private readonly authProvider: object | undefined;
+  /** The happy calls, performed here while the chart's `dataPlane` tag says so. */
+  private readonly dataPlane: DataPlane;
 
   constructor(url: URL | string, options: StreamableHTTPClientTransportOptions = {}) {
     const endpoint = new URL(url);
@@ -98,10 +101,11 @@ export class StreamableHTTPClientTransport {
         else this.onerror?.(error);
       },
     };
+    const exchangeOptions = resolveExchangeOptions(options, chartOptions);
     const io: TransportIo = {
       http: this.http,
       sink,
-      options: resolveExchangeOptions(options, chartOptions),
+      options: exchangeOptions,
       authProvider: options.authProvider,
       network: options.network === false ? undefined : (options.network ?? browserNetwork()),
     };
@@ -109,6 +113,25 @@ export class StreamableHTTPClientTransport {
       systemId: connectionSystemId,
       input: { options: chartOptions, sink, io },
       ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
+    });
+    this.dataPlane = new DataPlane(
+      this.http,
+      sink,
+      exchangeOptions,
+      (event) => {
+        // An actor stopped from outside (not closed through the chart) hears nothing more; the
+        // call's caller is told instead of being left waiting.
+        if (this.actor.getSnapshot().status === 'active') this.actor.send(event);
+        else if (event.type !== 'post.done') event.ticket.failed(new TransportClosedError('the transport chart is stopped'));
+      },
+      () => this.actor.getSnapshot().hasTag('dataPlane'),
+    );
+    // The chart says when data-plane calls end: close, failure (F2, P10), cancellation (R8).
+    this.actor.on('calls.end', ({ error, answer }) => {
+      this.dataPlane.end(error, answer);
+    });
+    this.actor.on('call.cancel', ({ requestId, error }) => {
+      this.dataPlane.cancel(requestId, error);
     });
     this.actor.on('warning', ({ error }) => this.onerror?.(error));
     this.actor.on('failed', ({ error }) => this.onerror?.(error));
@@ -120,8 +143,10 @@ export class StreamableHTTPClientTransport {
     // that no call and no close() is left waiting on an actor that will never answer.
     this.actor.subscribe({
       error: (cause: unknown) => {
+        const error = new TransportFailedError('internal error in the transport chart', { cause });
+        this.dataPlane.end(error, false);
         this.http.end();
-        this.onerror?.(new TransportFailedError('internal error in the transport chart', { cause }));
+        this.onerror?.(error);
         this.onclose?.();
       },
     });
@@ -242,6 +267,20 @@ export class StreamableHTTPClientTransport {
     }
     // W2: offline, a send fails fast (nothing queued to go out later); the session lives on.
     if (snapshot.hasTag('offline')) return Promise.reject(new OfflineError('the network is offline; nothing was sent'));
+    // The data plane: the chart says the session takes direct calls, and this one is a plain call
+    // (no resumption, no batch, no message the chart must see, such as a cancellation).
+    if (
+      snapshot.hasTag('dataPlane') &&
+      !Array.isArray(message) &&
+      options?.resumptionToken === undefined &&
+      options?.onresumptiontoken === undefined &&
+      isDirectCall(message)
+    ) {
+      const { sessionId, protocolVersion } = snapshot.context;
+      return new Promise((resolve, reject) => {
+        this.dataPlane.send(message, ticketFor(resolve, reject), sessionId, protocolVersion);
+      });
+    }
     return new Promise((resolve, reject) => {
       this.actor.send({
         type: 'send',

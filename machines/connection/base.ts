@@ -30,6 +30,26 @@ export function isRequest(message: JSONRPCMessage | JSONRPCMessage[], method: st
   return !Array.isArray(message) && 'method' in message && message.method === method;
 }
 
+/**
+ * A message the data plane may carry while the chart allows it (its `dataPlane` tag): any but
+ * those the chart must see itself: an initialize, a cancellation (R8 stops the cancelled
+ * request's stream first).
+ */
+export function isDirectCall(message: JSONRPCMessage): boolean {
+  return !('method' in message) || (message.method !== INITIALIZE && message.method !== CANCELLED);
+}
+
+/**
+ * The lowest POST child id not in use: ids, and so the `xstate.done.actor.<id>` event types the
+ * chart memoizes transitions for, come from a bounded set (as many as POSTs in flight at once),
+ * not one new type per call for the life of the machine object.
+ */
+function freePostId(posts: Readonly<Record<string, unknown>>): `post-${number}` {
+  let n = 0;
+  while (posts[`post-${n}`] !== undefined) n++;
+  return `post-${n}`;
+}
+
 /** The request an outgoing `notifications/cancelled` names (R8). */
 export function cancelledRequestId(message: JSONRPCMessage | JSONRPCMessage[]): JSONRPCId | undefined {
   if (!isRequest(message, CANCELLED) || Array.isArray(message) || !('params' in message)) return undefined;
@@ -192,15 +212,14 @@ export function spawnPosts(
   context: ConnectionContext,
   spawn: (src: 'postStream', options: { id: `post-${number}`; input: PostStreamInput }) => unknown,
   sends: readonly QueuedSend[],
-): Pick<ConnectionContext, 'nextPostId' | 'posts'> {
-  let next = context.nextPostId;
+): Pick<ConnectionContext, 'posts'> {
   const posts = { ...context.posts };
   for (const send of sends) {
-    const id: `post-${number}` = `post-${next++}`;
+    const id = freePostId(posts);
     spawn('postStream', { id, input: postInput(context, send) });
     posts[id] = { ticket: send.ticket, requestIds: requestIdsOf(send.message), origin: send.origin };
   }
-  return { nextPostId: next, posts };
+  return { posts };
 }
 
 /** Guards more than one concern asks. */
@@ -241,9 +260,36 @@ export const sharedActions = actions({
     assertEvent(event, 'send');
     return { queue: [...context.queue, { ...event, origin: 'caller' as const }] };
   }),
+  /**
+   * A data-plane call's stream ended before its response: a POST child takes it over, to resume
+   * it (R1) or fail it (R2). The data plane accepted the call already.
+   */
+  spawnInterrupted: assign(({ context, event, spawn }) => {
+    assertEvent(event, 'post.interrupted');
+    const posts = { ...context.posts };
+    const id = freePostId(posts);
+    const attempts = { auth: 0, stepUps: 0 };
+    spawn('postStream', {
+      id,
+      input: {
+        message: event.message,
+        ticket: event.ticket,
+        origin: 'caller',
+        attempts,
+        sessionId: event.sessionId,
+        protocolVersion: event.protocolVersion,
+        options: context.options,
+        interrupted: event.interrupted,
+      },
+    });
+    posts[id] = { ticket: event.ticket, requestIds: requestIdsOf(event.message), origin: 'caller' };
+    return { posts };
+  }),
   /** A report's POST child is done: stop it now, since live children make every later spawn slower. */
   stopPost: enqueueActions(({ context, event, enqueue }) => {
     assertEvent(event, ['post.done', 'post.failed']);
+    // A data-plane call reports without an actor: nothing to stop.
+    if (event.postId === undefined) return;
     enqueue(stopChild(event.postId));
     const { [event.postId]: _done, ...posts } = context.posts;
     enqueue.assign({ posts });
@@ -291,6 +337,7 @@ export const sharedActions = actions({
     const id = cancelledRequestId(event.message);
     if (id === undefined) return;
     const cancelled = new StreamEndedError('request cancelled by the client');
+    enqueue.emit({ type: 'call.cancel', requestId: id, error: cancelled });
     const posts: ConnectionContext['posts'] = {};
     for (const [childId, post] of Object.entries(context.posts)) {
       if (!post.requestIds.includes(id)) {

@@ -33,6 +33,8 @@ export const closingActions = actions({
       else post.ticket.failed(reason);
       enqueue(stopChild(id));
     }
+    // The data plane's calls end too, told the same (the facade hears this and aborts them).
+    enqueue.emit({ type: 'calls.end', error: reason, answer: params.answer });
     for (const queued of context.queue) queued.ticket.failed(reason);
     context.terminateTicket?.failed(reason);
     enqueue.assign({ queue: [], posts: {}, terminateTicket: undefined });

@@ -59,7 +59,6 @@ export const connectionMachine = connectionSetup
       fallbackCause: undefined,
       sessionIdMismatchReported: false,
       recoveriesWithoutProgress: 0,
-      nextPostId: 0,
       posts: {},
       terminateTicket: undefined,
       standaloneResumeFrom: undefined,
@@ -81,4 +80,4 @@ export const connectionMachine = connectionSetup
 export type ConnectionMachine = typeof connectionMachine;
 
 export type * from './types.js';
-export { failureResponse, fingerprint } from './base.js';
+export { failCall, failureResponse, fingerprint, isDirectCall } from './base.js';

@@ -71,6 +71,9 @@ export const everywhere = {
   close: '.closing',
   send: { actions: 'rejectSend' },
   'session.terminate': { actions: 'terminateNotNow' },
+  // A data-plane call's stream ended early: wherever the chart is, a POST child takes it over
+  // (the chart ends data-plane calls on close and failure, so none reports after those).
+  'post.interrupted': { actions: 'spawnInterrupted' },
 } as const satisfies ConnectionState['on'];
 
 /** F2: `start` from a stopped transport. */

@@ -6,17 +6,32 @@ import { assertEvent, assign, emit, enqueueActions } from 'xstate';
 import { asFailure, ProtocolError, StreamEndedError } from '../errors.js';
 import { INITIALIZE, isRequest, spawnPosts, actions, guards, type ConnectionState } from './base.js';
 import { authorizeFrom } from './authorization.js';
+import type { ConnectionContext, ConnectionEvent } from './types.js';
 import { sessionClosingStates } from './closing.js';
 
-export const sessionGuards = guards({
-  isInitialize: ({ event }) => event.type === 'send' && isRequest(event.message, INITIALIZE),
-  isInitializeFailure: ({ event }) => (event.type === 'post.failed' || event.type === 'post.done') && isRequest(event.message, INITIALIZE),
-  isOtherSessionId: ({ context, event }) =>
+/** H7: a response carried another session ID than the established one, not reported yet. */
+function isOtherSessionId(context: ConnectionContext, event: ConnectionEvent): boolean {
+  return (
     event.type === 'post.done' &&
     event.sessionId !== undefined &&
     context.sessionId !== undefined &&
     event.sessionId !== context.sessionId &&
-    !context.sessionIdMismatchReported,
+    !context.sessionIdMismatchReported
+  );
+}
+
+const otherSessionIdWarning = () =>
+  new ProtocolError('server sent a different session ID on a later response; keeping the established one');
+
+export const sessionGuards = guards({
+  isInitialize: ({ event }) => event.type === 'send' && isRequest(event.message, INITIALIZE),
+  isInitializeFailure: ({ event }) => (event.type === 'post.failed' || event.type === 'post.done') && isRequest(event.message, INITIALIZE),
+  isOtherSessionId: ({ context, event }) => isOtherSessionId(context, event),
+  /**
+   * The data plane may carry calls: not while a re-established session is unproven (the first
+   * answer resets the count, in the chart, F3) nor while streams are watched for idleness (R9).
+   */
+  takesDirectCalls: ({ context }) => context.recoveriesWithoutProgress === 0 && context.options.streamIdleTimeout === undefined,
   /** A session re-established and no call answered since: another 404 is not the session's fault to chase again. */
   recoveredWithoutProgress: ({ context }) => context.recoveriesWithoutProgress > 0,
   standaloneEnabled: ({ context }) => context.options.standaloneStream,
@@ -44,10 +59,13 @@ export const sessionActions = actions({
   }),
   reportOtherSessionId: enqueueActions(({ enqueue }) => {
     enqueue.assign({ sessionIdMismatchReported: true });
-    enqueue.emit({
-      type: 'warning',
-      error: new ProtocolError('server sent a different session ID on a later response; keeping the established one'),
-    });
+    enqueue.emit({ type: 'warning', error: otherSessionIdWarning() });
+  }),
+  /** H7 for the first answer after a recovery, which is handled apart (it reopens the data plane). */
+  reportIfOtherSessionId: enqueueActions(({ context, event, enqueue }) => {
+    if (!isOtherSessionId(context, event)) return;
+    enqueue.assign({ sessionIdMismatchReported: true });
+    enqueue.emit({ type: 'warning', error: otherSessionIdWarning() });
   }),
   resetRecoveries: assign({ recoveriesWithoutProgress: 0 }),
   /** F3: a call that met the 404 of a session already replaced goes again, once, on the current one. */
@@ -148,6 +166,23 @@ export const sessionStates = {
         states: {
           active: {
             tags: ['connected'],
+            initial: 'choosing',
+            states: {
+              choosing: { always: [{ guard: 'takesDirectCalls', target: 'direct' }, { target: 'charted' }] },
+              /** The data plane is open: the facade POSTs plain calls itself; the chart hears only what is not a happy answer. */
+              direct: { tags: ['dataPlane'] },
+              /** Every call through the chart: after a session was re-established until a call is answered (F3), or with streamIdleTimeout (R9). */
+              charted: {
+                on: {
+                  // The first answer on the re-established session is progress: direct calls again.
+                  'post.done': {
+                    guard: 'recoveredWithoutProgress',
+                    target: 'choosing',
+                    actions: ['reportIfOtherSessionId', 'resetRecoveries', 'deliverResponse', 'stopPost'],
+                  },
+                },
+              },
+            },
             on: {
               // F1: DELETE first, while the standalone stream still runs (the server ends it and
               // its connection is reused), then everything stops. Defined here, in the session

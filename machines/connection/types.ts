@@ -10,7 +10,7 @@ import type {
   SendAttempts,
   SendTicket,
 } from '../events.js';
-import type { PostOrigin, PostStreamReport } from '../post-stream.js';
+import type { DataPlaneReport, PostOrigin, PostStreamReport } from '../post-stream.js';
 import type { StandaloneStreamReport } from '../standalone-stream.js';
 
 export interface ConnectionInput {
@@ -34,6 +34,7 @@ export type ConnectionEvent =
   /** A warning from the host's I/O (a bad event on a stream): the chart emits it, the one channel for warnings. */
   | { type: 'warning'; error: Error }
   | PostStreamReport
+  | DataPlaneReport
   | StandaloneStreamReport
   | LegacyStreamReport
   /** W2: the host's network signal (the `networkStatus` actor). */
@@ -49,6 +50,10 @@ export type ConnectionEmitted =
   | { type: 'warning'; error: Error }
   | { type: 'failed'; error: Error }
   | { type: 'closed' }
+  /** The data plane's calls end now (close, failure), each told `error`; `answer`: with a synthetic response (P10). */
+  | { type: 'calls.end'; error: Error; answer: boolean }
+  /** R8: the data plane's call for this request stops now. */
+  | { type: 'call.cancel'; requestId: JSONRPCId; error: Error }
   /** The session was re-established (F3); IDs are fingerprints, never the IDs themselves (X1). */
   | { type: 'session.changed'; previous: string | undefined; current: string | undefined };
 
@@ -101,7 +106,6 @@ export interface ConnectionContext extends ConnectionInput {
   sessionIdMismatchReported: boolean;
   /** Sessions re-established since a call last got its response (bounds recovery loops, F3). */
   recoveriesWithoutProgress: number;
-  nextPostId: number;
   /** The POST children running, by id: who waits on each, and for which requests. */
   posts: Record<string, PostRecord>;
   /** The caller of terminateSession() while its DELETE runs. */

@@ -102,7 +102,12 @@ export interface RequestSpec {
   lastEventId?: string | undefined;
   body?: string;
   /** The calling actor's signal: stopping the actor aborts the request while it is owned by it. */
-  signal: AbortSignal;
+  signal?: AbortSignal | undefined;
+  /**
+   * The request's own controller, given by an owner that aborts it directly (the data plane's
+   * calls): no listener is added anywhere for it. Without one, the client makes one.
+   */
+  controller?: AbortController | undefined;
 }
 
 /**
@@ -152,23 +157,26 @@ export class HttpClient {
    */
   async request(spec: RequestSpec): Promise<Exchange> {
     if (this.lifetime.signal.aborted) throw new TransportClosedError('transport closed');
-    const controller = new AbortController();
+    const controller = spec.controller ?? new AbortController();
     const inFlight = this.inFlight;
     inFlight.add(controller);
+    const signal = spec.signal;
     let settled = false;
     const release = () => {
       if (settled) return;
       settled = true;
       inFlight.delete(controller);
-      spec.signal.removeEventListener('abort', abort);
+      signal?.removeEventListener('abort', abort);
     };
     const abort = () => {
       if (settled) return;
       release();
       controller.abort();
     };
-    spec.signal.addEventListener('abort', abort, { once: true });
-    if (spec.signal.aborted) abort();
+    if (signal !== undefined) {
+      signal.addEventListener('abort', abort, { once: true });
+      if (signal.aborted) abort();
+    }
     try {
       const headers = this.headersFor(spec);
       // Only an auth provider makes building headers asynchronous (its token); otherwise no await.
@@ -223,8 +231,8 @@ export class HttpClient {
   }
 
   /** Hands the exchange to a new owner (a stream reader): the calling actor no longer aborts it. */
-  static detach(exchange: Exchange, signal: AbortSignal): void {
-    signal.removeEventListener('abort', exchange.abort);
+  static detach(exchange: Exchange, signal: AbortSignal | undefined): void {
+    signal?.removeEventListener('abort', exchange.abort);
   }
 
   private headersFor(spec: RequestSpec): Record<string, string> {

@@ -164,7 +164,9 @@ export async function postMessage(
   sink: MessageSink,
   options: ExchangeOptions,
   input: PostRequestInput,
-  signal: AbortSignal,
+  signal: AbortSignal | undefined,
+  /** The data plane's own controller for this call (see RequestSpec.controller). */
+  controller?: AbortController,
 ): Promise<PostResult> {
   if (input.endpoint !== undefined) return postLegacy(http, input, signal);
   let exchange: Exchange;
@@ -175,6 +177,7 @@ export async function postMessage(
       protocolVersion: input.protocolVersion,
       body: JSON.stringify(input.message),
       signal,
+      controller,
     });
   } catch (error) {
     throw networkError(error, 'POST');
@@ -219,7 +222,7 @@ export async function postMessage(
 }
 
 /** L1: a POST to the legacy message endpoint: any 2xx accepts; every reply comes on the stream. */
-async function postLegacy(http: HttpClient, input: PostRequestInput, signal: AbortSignal): Promise<PostResult> {
+async function postLegacy(http: HttpClient, input: PostRequestInput, signal: AbortSignal | undefined): Promise<PostResult> {
   let exchange: Exchange;
   try {
     exchange = await http.request({

@@ -11,6 +11,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { connectionMachine } from '../../src/index.js';
+import { postStreamMachine } from '../../machines/post-stream.js';
+import { standaloneStreamMachine } from '../../machines/standalone-stream.js';
 import { Coverage, describeTransition, stateIdsOf, transitionsOf } from './coverage.js';
 import { connectionModel, modelConfigs } from './model.js';
 import { runPath } from './executor.js';
@@ -38,8 +40,9 @@ const unreachable: Record<string, string> = {
     ['closing', 'draining'].flatMap((state) =>
       ['standalone.sessionMissing', 'standalone.unauthorized', 'standalone.degraded'].map((event) => [
         `connection.open.session.${state}|${event}|0`,
-        'a race only: close() winds the standalone stream down at once (a GET still opening or a reconnect wait ends, ' +
-          'a stream being read drains and then ends without retrying), so a report can only be one already on its way',
+        'a race only: close() winds the standalone stream down at once (a reconnect wait ends; a GET still opening is let ' +
+          'finish, and a refusal then just ends it; a stream being read drains and then ends without retrying), so a report ' +
+          'can only be one already on its way',
       ]),
     ),
   ),
@@ -52,12 +55,58 @@ const unreachable: Record<string, string> = {
   ),
 };
 
+/** Transitions of the POST stream machine that no world event of the model can take, and why. */
+const noIdleTimeout = "the model's transports set no streamIdleTimeout (R9: test/unit/post-stream.test.ts, connection.test.ts)";
+const noScheduler = "the model's transports set no reconnectionScheduler (R4: test/unit/post-stream.test.ts)";
+const noEventIds =
+  "the model's server sends no event ids, so no stream is resumable: resumption (R1, R5, R6, R10) is proven in " +
+  'test/unit/post-stream.test.ts and test/integration/resumption*.test.ts, data-plane hand-over to a resume in test/integration/data-plane.test.ts';
+const postStreamUnreachable: Record<string, string> = {
+  'postStream.starting|always|1': `resumeStream()/resumptionToken is not a world event here (R11: test/unit/post-stream.test.ts)`,
+  'postStream.starting|always|2': `resumeStream()/resumptionToken is not a world event here; ${noEventIds}`,
+  'postStream.interrupted|stream.ended|2': noEventIds,
+  'postStream.streaming|stream.ended|2': noEventIds,
+  'postStream.interrupted|stream.ended|0': 'the data plane carries requests only; a notification is never handed over as a stream',
+  'postStream.interrupted|stream.ended|1': noEventIds,
+  'postStream.streaming|stream.ended|0': "resumeStream() (which awaits nothing) is not a world event here",
+  'postStream.streaming|stream.ended|1': noEventIds,
+  'postStream.streaming.choosing|always|0': noIdleTimeout,
+  'postStream.streaming.watching|xstate.after.streamIdleTimeout.postStream.streaming.watching|0': noIdleTimeout,
+  'postStream.backoff.choosing|always|0': noScheduler,
+  'postStream.backoff.choosing|always|1': noEventIds,
+  'postStream.backoff.timed|xstate.after.reconnectDelay.postStream.backoff.timed|0': noEventIds,
+  'postStream.backoff.scheduled|reconnect.due|0': noScheduler,
+  'postStream.resuming|xstate.done.actor.0.postStream.resuming|0': noEventIds,
+  'postStream.resuming|xstate.done.actor.0.postStream.resuming|1': noEventIds,
+  'postStream.resuming|xstate.error.actor.0.postStream.resuming|0': noEventIds,
+  'postStream.resuming|xstate.error.actor.0.postStream.resuming|1': noEventIds,
+};
+
+/** Transitions of the standalone stream machine that no world event of the model can take, and why. */
+const budgetZero =
+  "the model's transports have maxRetries 0 and hour-long delays: a failed standalone GET waits at the ceiling at once (G5) and " +
+  'never comes back within a path (backoff: test/unit/connection.test.ts G4, test/integration/standalone.test.ts)';
+const standaloneUnreachable: Record<string, string> = {
+  'standaloneStream.opening|xstate.error.actor.0.standaloneStream.opening|1':
+    "a 404 to a GET of a session whose stream was open before (G2 makes the first GET's 404 a refusal) needs a second GET, which the model's hour-long reconnect delays never bring",
+  'standaloneStream.listening.choosing|always|0': noIdleTimeout,
+  'standaloneStream.listening.watching|xstate.after.streamIdleTimeout.standaloneStream.listening.watching|0': noIdleTimeout,
+  'standaloneStream.retrying|always|0': budgetZero,
+  'standaloneStream.backoff.choosing|always|0': noScheduler,
+  'standaloneStream.backoff.choosing|always|1': budgetZero,
+  'standaloneStream.backoff.timed|xstate.after.reconnectDelay.standaloneStream.backoff.timed|0': budgetZero,
+  'standaloneStream.backoff.scheduled|reconnect.due|0': noScheduler,
+  'standaloneStream.degraded.choosing|always|0': noScheduler,
+  'standaloneStream.degraded.timed|xstate.after.ceilingDelay.standaloneStream.degraded.timed|0': budgetZero,
+  'standaloneStream.degraded.scheduled|reconnect.due|0': noScheduler,
+};
+
 /** The model mirrors that transition but, like the real one, it is never offered to the world. */
 const modelUnreachable = new Set([
   'connection.closed|close|0',
   // needsSecondGet: the model's mirror of the two transitions above.
-  'connection.open.standalone.active|get.404|2',
   'connection.open.standalone.active|get.404|3',
+  'connection.open.standalone.active|get.404|4',
 ]);
 
 const realStates = stateIdsOf(connectionMachine);
@@ -131,5 +180,23 @@ describe('connection chart, model-based', () => {
     expect(missedTransitions.map((key) => describeTransition(realTransitions.get(key)!))).toEqual([]);
     expect(unexpectedlyTaken).toEqual([]);
     for (const key of Object.keys(unreachable)) expect(realTransitions.has(key), `${key} is still in the chart`).toBe(true);
+  });
+
+  it.each([
+    { machine: postStreamMachine, unreachable: postStreamUnreachable },
+    { machine: standaloneStreamMachine, unreachable: standaloneUnreachable },
+  ])('the runs took every transition of the $machine.id machine the world can cause', ({ machine, unreachable: cannot }) => {
+    const all = transitionsOf(machine);
+    const covered = realCoverage.children.get(machine.id) ?? new Coverage(machine.id);
+    const taken = [...all.keys()].filter((key) => covered.transitions.has(key));
+    const missed = [...all.keys()].filter((key) => !covered.transitions.has(key) && !(key in cannot));
+    const unexpectedlyTaken = Object.keys(cannot).filter((key) => covered.transitions.has(key));
+    console.log(
+      `${machine.id}: transitions ${taken.length}/${all.size} (${Object.keys(cannot).length} no world event of the model can take)\n  ` +
+        taken.sort().map((key) => describeTransition(all.get(key)!)).join('\n  '),
+    );
+    expect(missed.map((key) => describeTransition(all.get(key)!))).toEqual([]);
+    expect(unexpectedlyTaken).toEqual([]);
+    for (const key of Object.keys(cannot)) expect(all.has(key), `${key} is still in the chart`).toBe(true);
   });
 });

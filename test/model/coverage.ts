@@ -74,10 +74,20 @@ export function stateIdsOfValue(machineId: string, value: StateValue): string[] 
   return ids;
 }
 
-/** What runs of one chart touched. */
+/** The id of the machine an actor runs, if it runs one (a spawned POST stream: `postStream`). */
+function machineIdOf(actorRef: unknown): string | undefined {
+  if (typeof actorRef !== 'object' || actorRef === null || !('logic' in actorRef)) return undefined;
+  const logic: unknown = actorRef.logic;
+  if (typeof logic !== 'object' || logic === null || !('id' in logic)) return undefined;
+  return typeof logic.id === 'string' ? logic.id : undefined;
+}
+
+/** What runs of one chart touched; the machines it spawned are covered alongside, by machine id. */
 export class Coverage {
   readonly states = new Set<string>();
   readonly transitions = new Set<string>();
+  /** The spawned and invoked machines' coverage (POST streams, the standalone stream), by machine id. */
+  readonly children = new Map<string, Coverage>();
 
   constructor(readonly machineId: string) {}
 
@@ -85,16 +95,29 @@ export class Coverage {
     for (const id of stateIdsOfValue(this.machineId, value)) this.states.add(id);
   }
 
-  /** An inspection observer recording the root actor's microsteps (children are ignored). */
+  child(machineId: string): Coverage {
+    let coverage = this.children.get(machineId);
+    if (coverage === undefined) {
+      coverage = new Coverage(machineId);
+      this.children.set(machineId, coverage);
+    }
+    return coverage;
+  }
+
+  /** An inspection observer recording the root actor's microsteps, and its child machines' apart. */
   readonly inspect = (event: InspectionEvent): void => {
-    if (event.type !== '@xstate.microstep' || event.actorRef.sessionId !== event.rootId) return;
-    for (const transition of event._transitions) this.transitions.add(transitionKey(transition));
+    if (event.type !== '@xstate.microstep') return;
+    const machineId = event.actorRef.sessionId === event.rootId ? this.machineId : machineIdOf(event.actorRef);
+    if (machineId === undefined) return;
+    const target = machineId === this.machineId ? this : this.child(machineId);
+    for (const transition of event._transitions) target.transitions.add(transitionKey(transition));
     const value = (event.snapshot as { value?: StateValue }).value;
-    if (value !== undefined) this.addValue(value);
+    if (value !== undefined) target.addValue(value);
   };
 
   merge(other: Coverage): void {
     for (const id of other.states) this.states.add(id);
     for (const key of other.transitions) this.transitions.add(key);
+    for (const [machineId, coverage] of other.children) this.child(machineId).merge(coverage);
   }
 }

@@ -384,7 +384,21 @@ export class World {
         puppet.answer(request, { status: 202 });
         return;
       case 'req.ok':
-        puppet.answer(request, json({ jsonrpc: '2.0', id, result: { tools: [] } }));
+        // An event stream carrying the response (a POST child reads it to its response; the data
+        // plane too); initialize and the other answers are JSON.
+        puppet.answer(request, {
+          status: 200,
+          headers: { 'content-type': 'text/event-stream' },
+          body: `data: ${JSON.stringify({ jsonrpc: '2.0', id, result: { tools: [] } })}\n\n`,
+        });
+        return;
+      case 'req.cut':
+        // An event stream that ends with a notification and no response, and no event id (R2).
+        puppet.answer(request, {
+          status: 200,
+          headers: { 'content-type': 'text/event-stream' },
+          body: `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'cut' } })}\n\n`,
+        });
         return;
       case 'req.otherSession':
         puppet.answer(request, json({ jsonrpc: '2.0', id, result: { tools: [] } }, { 'mcp-session-id': 'another-session' }));

@@ -76,6 +76,8 @@ export interface ModelContext {
   cached: boolean;
   /** A session was re-established and no call answered since. */
   recovered: boolean;
+  /** A call sent while the data plane was open is parked: the facade, not a POST child, awaits its answer. */
+  direct: boolean;
   authReturn: 'connecting' | 'initializing' | 'open';
   /** One authorization episode per path: after it, no further 401s are offered. */
   authDone: boolean;
@@ -126,6 +128,8 @@ export type ModelEvent =
   | { type: 'req.404'; tag: ReqTag }
   | { type: 'req.401'; tag: ReqTag }
   | { type: 'req.500'; tag: ReqTag }
+  /** An SSE answer that ends before the response, with no event id (R2): the call fails. */
+  | { type: 'req.cut'; tag: ReqTag }
   // ... a notification
   | { type: 'note.202' }
   // ... a POST to the legacy endpoint
@@ -258,8 +262,11 @@ export const connectionModel = setup({
     presetSession: ({ context }) => context.config.presetSession,
     hasSession: ({ context }) => context.session,
     noSession: ({ context }) => !context.session,
+    /** The standalone stream waits to reconnect: no GET on its way, no stream being read. */
+    waiting: ({ context }) => context.get === 'none',
+    opening: ({ context }) => context.get === 'parked',
+    directCall: ({ context }) => context.direct,
     getNeverOpened: ({ context }) => !context.getOpened,
-    notStreaming: ({ context }) => context.get !== 'stream',
     standaloneEnabled: ({ context }) => context.config.standalone,
     /** shouldTerminate (terminateOnClose is always true here). */
     shouldTerminate: ({ context }) => context.session && !context.missing,
@@ -307,11 +314,12 @@ export const connectionModel = setup({
       missing: false,
       cached: false,
       recovered: false,
+      direct: false,
     })),
     /** The answered call is no longer parked. */
     answerCall: assign(({ context, event }) => {
       const tag = tagOf(event);
-      return tag === undefined ? {} : { out: without(context.out, `req:${tag}`) };
+      return tag === undefined ? {} : { out: without(context.out, `req:${tag}`), direct: false };
     }),
     answerNote: assign(({ context }) => ({ out: without(context.out, 'note') })),
     answerLegacy: assign(({ context, event }) => ('kind' in event ? { out: without(context.out, `lpost:${event.kind}`) } : {})),
@@ -340,6 +348,7 @@ export const connectionModel = setup({
     missing: false,
     cached: false,
     recovered: false,
+    direct: false,
     authReturn: 'connecting',
     authDone: false,
     out: [],
@@ -405,6 +414,7 @@ export const connectionModel = setup({
         },
         'req.ok': { actions: 'answerCall' },
         'req.500': { actions: 'answerCall' },
+        'req.cut': { actions: 'answerCall' },
         'req.404': { actions: 'answerCall' },
         'req.401': { guard: 'authorizes', target: 'authorizing', actions: ['holdCall', { type: 'returnTo', params: { state: 'connecting' } }] },
         'note.202': { actions: 'answerNote' },
@@ -431,6 +441,7 @@ export const connectionModel = setup({
         },
         'req.ok': { actions: 'answerCall' },
         'req.500': { actions: 'answerCall' },
+        'req.cut': { actions: 'answerCall' },
         'req.404': [
           // isStaleSessionMissing → resendOnCurrentSession, as in open
           {
@@ -462,6 +473,7 @@ export const connectionModel = setup({
         'req.otherSession': [{ guard: 'recovered', actions: ['answerCall', 'resetRecovered'] }, { actions: 'answerCall' }],
         'note.202': [{ guard: 'recovered', actions: ['answerNote', 'resetRecovered'] }, { actions: 'answerNote' }],
         'req.500': { actions: 'answerCall' },
+        'req.cut': { actions: 'answerCall' },
         'req.401': { guard: 'authorizes', target: 'authorizing', actions: ['holdCall', { type: 'returnTo', params: { state: 'open' } }] },
         'req.404': [
           // a 404 to a call that carried no session is an ordinary failure
@@ -481,6 +493,32 @@ export const connectionModel = setup({
           initial: 'active',
           states: {
             active: {
+              initial: 'choosing',
+              states: {
+                // takesDirectCalls: not while a re-established session is unproven (no streamIdleTimeout here)
+                choosing: { always: [{ guard: 'recovered', target: 'charted' }, { target: 'direct' }] },
+                // the data plane: calls answered without incident never reach the chart
+                direct: {
+                  on: {
+                    // the data plane: the facade POSTs the call itself
+                    'send.request': {
+                      actions: assign(({ context }) => ({ out: sorted([...context.out, newCall(context)]), direct: true })),
+                    },
+                    // its SSE answer ends early: handed to the chart (post.interrupted), which fails the call (R2)
+                    'req.cut': { guard: 'directCall', actions: 'answerCall' },
+                  },
+                },
+                // every call through the chart until the first answer on the re-established session
+                charted: {
+                  on: {
+                    // spawnPost: a send goes through the chart (a POST child), not the data plane
+                    'send.request': { actions: assign(({ context }) => ({ out: sorted([...context.out, newCall(context)]) })) },
+                    'req.ok': { guard: 'recovered', target: 'choosing', actions: ['answerCall', 'resetRecovered'] },
+                    'req.otherSession': { guard: 'recovered', target: 'choosing', actions: ['answerCall', 'resetRecovered'] },
+                    'note.202': { guard: 'recovered', target: 'choosing', actions: ['answerNote', 'resetRecovered'] },
+                  },
+                },
+              },
               on: {
                 close: [{ guard: 'shouldTerminate', target: 'closing' }, { target: '#connection.closing' }],
                 terminate: [
@@ -547,9 +585,18 @@ export const connectionModel = setup({
             },
             active: {
               on: {
-                // windDownStandalone: a GET still opening, or a reconnect wait, ends at once; a stream being read drains
-                windDown: { guard: 'notStreaming', target: 'ended' },
+                // windDownStandalone: a reconnect wait ends at once; a GET still opening is let finish (its
+                // connection is reused) and its stream, like one being read, drains until the server ends it
+                windDown: [
+                  { guard: 'waiting', target: 'ended' },
+                  // the GET still opening: let finish (the server answers it, or drainTimeout ends it)
+                  { guard: 'opening', actions: 'ignore' },
+                  // the stream being read drains until the server ends it
+                  { actions: 'ignore' },
+                ],
                 'get.404': [
+                  // the GET let finish at close: whatever its refusal, the stream just ends
+                  { guard: stateIn('#connection.open.session.closing'), target: 'ended' },
                   // a GET without a session: the stream is refused, not the session
                   { guard: 'noSession', target: 'ended' },
                   // G2: a 404 to the first GET of a session: no GET route, one warning, the session kept
@@ -559,12 +606,16 @@ export const connectionModel = setup({
                   { target: '#connection.recovering' },
                 ],
                 'get.401': [
+                  { guard: stateIn('#connection.open.session.closing'), target: 'ended' },
                   { guard: 'authorizes', target: '#connection.authorizing', actions: { type: 'returnTo', params: { state: 'open' } } },
                   // not an authorizing transport: the GET is refused, the region ends
                   { target: 'ended' },
                 ],
                 // standalone.degraded (retry budget 0): a warning; the child waits at the ceiling
-                'get.500': { actions: assign(() => ({ get: 'none' })) },
+                'get.500': [
+                  { guard: stateIn('#connection.open.session.closing'), target: 'ended' },
+                  { actions: assign(() => ({ get: 'none' })) },
+                ],
                 'get.stream': { actions: assign(() => ({ get: 'stream', getOpened: true })) },
                 'get.drop': [
                   // a stream being drained ends the standalone stream
@@ -603,6 +654,7 @@ export const connectionModel = setup({
         'send.notification': { actions: assign(({ context }) => ({ queue: sorted([...context.queue, 'note']) })) },
         'req.ok': { actions: 'answerCall' },
         'req.500': { actions: 'answerCall' },
+        'req.cut': { actions: 'answerCall' },
         'req.401': { actions: 'holdCall' },
         'note.202': { actions: 'answerNote' },
         // a POST of initialize or initialized still in flight when authorization began: its answer
@@ -709,6 +761,7 @@ export const connectionModel = setup({
             'note.202': { actions: 'answerNote' },
             'req.404': [{ guard: 'canRequeue', actions: 'requeueCall' }, { actions: 'answerCall' }],
             'req.500': { actions: 'answerCall' },
+            'req.cut': { actions: 'answerCall' },
           },
         },
         confirming: {
@@ -727,6 +780,7 @@ export const connectionModel = setup({
             'note.202': { actions: 'answerNote' },
             'req.404': [{ guard: 'canRequeue', actions: 'requeueCall' }, { actions: 'answerCall' }],
             'req.500': { actions: 'answerCall' },
+            'req.cut': { actions: 'answerCall' },
           },
         },
       },
@@ -831,7 +885,7 @@ export function candidateEvents(snapshot: ModelSnapshot): ModelEvent[] {
   for (const type of callerEvents) events.push({ type });
   for (const type of serverEventsWithoutPayload) events.push({ type });
   for (const tag of parkedReqTags(context)) {
-    for (const type of ['req.ok', 'req.otherSession', 'req.404', 'req.401', 'req.500'] as const) events.push({ type, tag });
+    for (const type of ['req.ok', 'req.otherSession', 'req.404', 'req.401', 'req.500', 'req.cut'] as const) events.push({ type, tag });
   }
   for (const kind of parkedLegacyKinds(context)) {
     events.push({ type: 'lpost.202', kind }, { type: 'lpost.500', kind });
@@ -896,6 +950,7 @@ export function isApplicable(snapshot: ModelSnapshot, event: ModelEvent): boolea
       return has(context.out, 'initd');
     case 'req.ok':
     case 'req.500':
+    case 'req.cut':
     case 'req.404':
       return parkedReqTags(context).includes(event.tag);
     case 'req.otherSession':
@@ -972,6 +1027,7 @@ export const modelConfigs: readonly ModelConfig[] = [
       'req.otherSession',
       'req.404',
       'req.500',
+      'req.cut',
       'note.202',
       'get.stream',
       'get.405',
@@ -1002,6 +1058,7 @@ export const modelConfigs: readonly ModelConfig[] = [
       'req.ok',
       'req.401',
       'req.500',
+      'req.cut',
       'note.202',
       'get.stream',
       'get.401',
@@ -1038,7 +1095,7 @@ export const modelConfigs: readonly ModelConfig[] = [
     name: 'recovery-race',
     standalone: false,
     maxCalls: 2,
-    events: ['start', 'close', 'send.initialize', 'send.initialized', 'send.request', 'init.ok', 'initd.202', 'req.ok', 'req.404', 'req.500', 'del.200'],
+    events: ['start', 'close', 'send.initialize', 'send.initialized', 'send.request', 'init.ok', 'initd.202', 'req.ok', 'req.404', 'req.500', 'req.cut', 'del.200'],
   },
   {
     ...base,
@@ -1046,7 +1103,7 @@ export const modelConfigs: readonly ModelConfig[] = [
     presetSession: true,
     standalone: false,
     recovery: 'fail',
-    events: ['start', 'close', 'terminate', 'send.request', 'send.notification', 'req.ok', 'req.404', 'req.500', 'note.202', 'del.200', 'del.500', 'del.drop'],
+    events: ['start', 'close', 'terminate', 'send.request', 'send.notification', 'req.ok', 'req.404', 'req.500', 'req.cut', 'note.202', 'del.200', 'del.500', 'del.drop'],
   },
   {
     ...base,

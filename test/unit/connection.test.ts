@@ -38,7 +38,7 @@ const call = (id: number) => ({ jsonrpc: '2.0' as const, id, method: 'tools/list
 
 describe('connection chart', () => {
   it('U3: tags follow the lifecycle: connecting, connected, closing, closed', async () => {
-    const { io, actor } = setUp();
+    const { io, actor, clock } = setUp();
     expect(actor.getSnapshot().value).toBe('idle');
     actor.send({ type: 'start' });
     expect(actor.getSnapshot().hasTag('connecting')).toBe(true);
@@ -56,11 +56,13 @@ describe('connection chart', () => {
     expect(actor.getSnapshot().hasTag('closing')).toBe(true);
     io.deletes[0]!.resolve({ status: 200 });
     await flush();
+    // The standalone GET still opening is let finish for up to drainTimeout after the DELETE (F1).
+    clock.increment(100);
     expect(actor.getSnapshot().hasTag('closed')).toBe(true);
   });
 
   it('H3, H5: initialize carries no session or version, even when stale ones are cached; the ID comes from its response', async () => {
-    const { io, actor } = setUp();
+    const { io, actor, clock } = setUp();
     await connect(io, actor);
     expect(io.posts[0]!.input.sessionId).toBeUndefined();
     expect(io.posts[0]!.input.protocolVersion).toBeUndefined();
@@ -69,6 +71,8 @@ describe('connection chart', () => {
     actor.send({ type: 'close' });
     io.deletes[0]!.resolve({ status: 200 });
     await flush();
+    // The standalone GET still opening is let finish for up to drainTimeout after the DELETE (F1).
+    clock.increment(100);
     actor.send({ type: 'start' });
     actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
     await flush();
@@ -151,6 +155,35 @@ describe('connection chart', () => {
     expect(sink.delivered.filter((m) => 'id' in m && m.id === 2)).toEqual([]);
     const posts = Object.keys(actor.getSnapshot().children).filter((id) => id.startsWith('post-'));
     expect(posts).toEqual([]);
+  });
+
+  it('X2: POST children take ids from a bounded set (the lowest free), so the event types the chart sees stay bounded over many calls', async () => {
+    const io = fakeIo();
+    const spawned = new Set<string>();
+    const eventTypes = new Set<string>();
+    const actor = createActor(machineWith(io), {
+      input: { options: chartOptions({ standaloneStream: false }), sink: recordingSink() },
+      inspect: (event) => {
+        const id = event.type === '@xstate.actor' && 'id' in event.actorRef ? String(event.actorRef.id) : '';
+        if (id.startsWith('post-')) spawned.add(id);
+        if (event.type === '@xstate.event' && event.actorRef.sessionId === event.rootId) eventTypes.add(event.event.type);
+      },
+    }).start();
+    await connect(io, actor);
+    const typesAfterConnect = eventTypes.size;
+    for (let round = 0; round < 50; round++) {
+      // Three calls in flight at once, answered out of order.
+      const first = io.posts.length;
+      for (let i = 0; i < 3; i++) actor.send({ type: 'send', message: call(100 + round * 3 + i), ticket: ticket() });
+      await flush();
+      for (const i of [2, 0, 1]) io.posts[first + i]!.resolve({ kind: 'json', sessionId: 'abc', response: { jsonrpc: '2.0', id: 100 + round * 3 + i, result: {} } });
+      await flush();
+    }
+    expect(io.posts).toHaveLength(2 + 150);
+    expect([...spawned].sort()).toEqual(['post-0', 'post-1', 'post-2']);
+    // Only the done events of those three ids are new types: 150 calls added no more.
+    expect(eventTypes.size - typesAfterConnect).toBeLessThanOrEqual(3);
+    expect(Object.keys(actor.getSnapshot().children).filter((id) => id.startsWith('post-'))).toEqual([]);
   });
 
   it('P10: a call whose send() had resolved and whose stream then ended without its response gets a synthetic answer', async () => {
@@ -278,7 +311,7 @@ describe('connection chart', () => {
   });
 
   it('F1, F2: a DELETE answered 405 still closes; close stops every child and rejects waiting sends', async () => {
-    const { io, actor } = setUp();
+    const { io, actor, clock } = setUp();
     await connect(io, actor);
     const waiting = ticket();
     actor.send({ type: 'send', message: call(1), ticket: waiting });
@@ -287,20 +320,56 @@ describe('connection chart', () => {
     actor.send({ type: 'close' });
     expect(waiting.outcome).toBeInstanceOf(TransportClosedError);
     expect(io.posts[2]!.signal.aborted).toBe(true);
-    // A standalone GET still opening is not worth waiting for: it stops at once.
-    expect(io.gets[0]!.signal.aborted).toBe(true);
     io.deletes[0]!.resolve({ status: 405 });
     await flush();
+    // The standalone GET still opening is let finish (bounded by drainTimeout): see below.
+    clock.increment(100);
     expect(actor.getSnapshot().hasTag('closed')).toBe(true);
     expect(Object.keys(actor.getSnapshot().children)).toEqual([]);
   });
 
-  it('F2: start after close begins a fresh session', async () => {
+  it('F1, G6: a standalone GET still opening at close is let finish, not aborted (its connection is reused), then drained until the server ends it', async () => {
     const { io, actor } = setUp();
+    await connect(io, actor);
+    actor.send({ type: 'close' });
+    await flush();
+    expect(io.deletes).toHaveLength(1);
+    expect(io.gets[0]!.signal.aborted).toBe(false);
+    io.deletes[0]!.resolve({ status: 200 });
+    await flush();
+    expect(actor.getSnapshot().matches({ open: { session: 'draining' } })).toBe(true);
+    // The GET answers with its stream: it is read (drained), not reconnected, and its end closes.
+    io.gets[0]!.resolve({ kind: 'sse', stream: openStream() });
+    await flush();
+    expect(io.readers).toHaveLength(1);
+    io.readers[0]!.send({ type: 'stream.ended', end: streamEnd() });
+    await flush();
+    expect(actor.getSnapshot().hasTag('closed')).toBe(true);
+    expect(io.gets).toHaveLength(1);
+    expect(io.gets[0]!.signal.aborted).toBe(false);
+  });
+
+  it('F1, F7: a standalone GET that stays unanswered at close is aborted once drainTimeout after the DELETE has passed', async () => {
+    const { io, actor, clock } = setUp();
     await connect(io, actor);
     actor.send({ type: 'close' });
     io.deletes[0]!.resolve({ status: 200 });
     await flush();
+    clock.increment(99);
+    expect(actor.getSnapshot().hasTag('closed')).toBe(false);
+    clock.increment(1);
+    expect(actor.getSnapshot().hasTag('closed')).toBe(true);
+    expect(io.gets[0]!.signal.aborted).toBe(true);
+  });
+
+  it('F2: start after close begins a fresh session', async () => {
+    const { io, actor, clock } = setUp();
+    await connect(io, actor);
+    actor.send({ type: 'close' });
+    io.deletes[0]!.resolve({ status: 200 });
+    await flush();
+    // The standalone GET still opening is let finish for up to drainTimeout after the DELETE (F1).
+    clock.increment(100);
     actor.send({ type: 'start' });
     expect(actor.getSnapshot().value).toBe('connecting');
     expect(actor.getSnapshot().context).toMatchObject({ sessionId: undefined, protocolVersion: undefined, error: undefined });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, createMachine, SimulatedClock } from 'xstate';
-import { postStreamMachine, type PostStreamReport } from '../../machines/post-stream.js';
+import { postStreamMachine, type PostStreamInput, type PostStreamReport } from '../../machines/post-stream.js';
 import { StreamEndedError } from '../../machines/errors.js';
 import type { ChartOptions } from '../../machines/events.js';
 import { chartOptions, fakeIo, flush, openStream, streamEnd, ticket } from './fakes.js';
@@ -9,7 +9,11 @@ const request = { jsonrpc: '2.0' as const, id: 7, method: 'tools/call', params: 
 const response = { jsonrpc: '2.0' as const, id: 7, result: { content: [] } };
 
 /** Runs one POST child under a parent that records what the child reports. */
-function setUp(overrides: Partial<ChartOptions> = {}, message: typeof request | { jsonrpc: '2.0'; method: string } = request) {
+function setUp(
+  overrides: Partial<ChartOptions> = {},
+  message: typeof request | { jsonrpc: '2.0'; method: string } = request,
+  extra: Partial<PostStreamInput> = {},
+) {
   const io = fakeIo();
   const clock = new SimulatedClock();
   const reports: PostStreamReport[] = [];
@@ -21,7 +25,7 @@ function setUp(overrides: Partial<ChartOptions> = {}, message: typeof request | 
     invoke: {
       id: 'post-1',
       src: child,
-      input: { message, ticket: sendTicket, origin: 'caller' as const, attempts: { auth: 0, stepUps: 0 }, sessionId: 's', protocolVersion: 'v', options: chartOptions(overrides) },
+      input: { message, ticket: sendTicket, origin: 'caller' as const, attempts: { auth: 0, stepUps: 0 }, sessionId: 's', protocolVersion: 'v', options: chartOptions(overrides), ...extra },
     },
     on: { '*': { actions: ({ event }) => reports.push(event as PostStreamReport) } },
   });
@@ -108,6 +112,40 @@ describe('POST stream chart', () => {
     await flush();
     expect(reports[0]).toMatchObject({ type: 'post.failed', postId: 'post-1' });
     expect(sendTicket.outcome).toBe('pending');
+  });
+});
+
+describe('POST stream chart: a stream handed over by the data plane', () => {
+  it('R1, R7: a data-plane stream cut after an event id is resumed from that id after the server retry, with its seen ids; never POSTed', async () => {
+    const seenIds = new Set(['ev-1', 'ev-2']);
+    const { io, clock, post, sendTicket } = setUp({}, request, {
+      interrupted: { end: streamEnd({ lastEventId: 'ev-2', progressed: true, retryMs: 300 }), seenIds },
+    });
+    await flush();
+    expect(stateOf(post())).toEqual({ backoff: 'timed' });
+    clock.increment(299);
+    await flush();
+    expect(io.resumes).toHaveLength(0);
+    clock.increment(1);
+    await flush();
+    expect(io.resumes[0]!.input).toEqual({ sessionId: 's', protocolVersion: 'v', lastEventId: 'ev-2' });
+    io.resumes[0]!.resolve({ kind: 'sse', stream: openStream() });
+    await flush();
+    expect(io.readers[0]!.input.seenIds).toBe(seenIds);
+    expect(io.readers[0]!.input.lastEventId).toBe('ev-2');
+    expect(io.posts).toHaveLength(0);
+    // The data plane accepted the call already; the hand-over does not settle it again.
+    expect(sendTicket.outcome).toBe('pending');
+  });
+
+  it('R2: a data-plane stream that ended with no event id fails the call at once: "request ended without a response"', async () => {
+    const { io, reports, clock } = setUp({}, request, { interrupted: { end: streamEnd({ progressed: true }), seenIds: new Set() } });
+    await flush();
+    clock.increment(60_000);
+    expect(io.posts).toHaveLength(0);
+    expect(io.resumes).toHaveLength(0);
+    expect(reports[0]).toMatchObject({ type: 'post.failed', postId: 'post-1' });
+    expect((reports[0] as Extract<PostStreamReport, { type: 'post.failed' }>).error.message).toBe('request ended without a response');
   });
 });
 

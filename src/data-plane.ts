@@ -1,0 +1,174 @@
+import type { JSONRPCId, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult, SendTicket } from '../machines/events.js';
+import { toError } from '../machines/errors.js';
+import { failCall } from '../machines/connection/index.js';
+import { requestIdsOf, type DataPlaneReport, type PostStreamReport } from '../machines/post-stream.js';
+import type { HttpClient } from './http/client.js';
+import { postMessage, type ExchangeOptions } from './http/exchanges.js';
+import { readEventStream, type StreamReader } from './sse/reader.js';
+
+/** What the data plane tells the chart: only what is not the happy call. */
+export type DataPlaneEvent = PostStreamReport | DataPlaneReport;
+
+/** One call on the data plane, from its POST until its answer was delivered. */
+interface DirectCall {
+  readonly message: JSONRPCMessage;
+  readonly requestIds: readonly JSONRPCId[];
+  readonly ticket: SendTicket;
+  readonly sessionId: string | undefined;
+  readonly protocolVersion: string | undefined;
+  readonly controller: AbortController;
+  reader: StreamReader | undefined;
+}
+
+const noAttempts = { auth: 0, stepUps: 0 } as const;
+
+/**
+ * The data plane (DESIGN.md, "Control plane and data plane"): while the chart says so (its
+ * `dataPlane` tag, read by the facade), a call is POSTed here and its JSON, 202 or SSE answer
+ * goes straight to the sink, with no chart event and no actor. Whatever is not that happy answer
+ * goes to the chart with the facts a POST child would report: `post.failed` (404, 401/403,
+ * network and protocol errors), `post.done` (a changed session ID), `post.interrupted` (a stream
+ * that ended before its response). The chart ends calls (close, failure, cancellation) through
+ * `end()` and `cancel()`; a call it ended reports nothing more.
+ */
+export class DataPlane {
+  private readonly calls = new Set<DirectCall>();
+
+  constructor(
+    private readonly http: HttpClient,
+    private readonly sink: MessageSink,
+    private readonly options: ExchangeOptions,
+    private readonly report: (event: DataPlaneEvent) => void,
+    /** Whether the chart still takes direct calls (its `dataPlane` tag); read when a call ends. */
+    private readonly open: () => boolean,
+  ) {}
+
+  /** Calls in flight (for tests and diagnostics). */
+  get size(): number {
+    return this.calls.size;
+  }
+
+  send(message: JSONRPCMessage, ticket: SendTicket, sessionId: string | undefined, protocolVersion: string | undefined): void {
+    const call: DirectCall = {
+      message,
+      requestIds: requestIdsOf(message),
+      ticket,
+      sessionId,
+      protocolVersion,
+      controller: new AbortController(),
+      reader: undefined,
+    };
+    this.calls.add(call);
+    void this.run(call);
+  }
+
+  /** The chart ended every call (close, failure): each is aborted and its caller told why (F2, P10). */
+  end(error: Error, answer: boolean): void {
+    for (const call of [...this.calls]) {
+      this.stop(call, error, answer);
+    }
+  }
+
+  /** R8: the caller cancelled this request: its POST or stream stops now. */
+  cancel(requestId: JSONRPCId, error: Error): void {
+    for (const call of this.calls) if (call.requestIds.includes(requestId)) this.stop(call, error);
+  }
+
+  private stop(call: DirectCall, error: Error, answer = false): void {
+    this.calls.delete(call);
+    call.reader?.stop();
+    call.controller.abort(error);
+    // P10: the caller still awaiting send() is told there; one whose send() resolved, by a synthetic answer.
+    if (answer) failCall(this.sink, call.requestIds, call.ticket, error);
+    else call.ticket.failed(error);
+  }
+
+  private async run(call: DirectCall): Promise<void> {
+    const input = {
+      message: call.message,
+      requestIds: call.requestIds,
+      endpoint: undefined,
+      sessionId: call.sessionId,
+      protocolVersion: call.protocolVersion,
+    };
+    let result: PostResult;
+    try {
+      result = await postMessage(this.http, this.sink, this.options, input, undefined, call.controller);
+    } catch (error) {
+      if (!this.calls.delete(call)) return;
+      this.report({
+        type: 'post.failed',
+        postId: undefined,
+        origin: 'caller',
+        attempts: noAttempts,
+        sessionId: call.sessionId,
+        message: call.message,
+        ticket: call.ticket,
+        error: toError(error),
+      });
+      return;
+    }
+    if (!this.calls.has(call)) {
+      if (result.kind === 'sse') result.stream.release();
+      return;
+    }
+    call.ticket.accepted();
+    if (result.kind !== 'sse') {
+      this.calls.delete(call);
+      this.answer(call, result.kind === 'json' ? result.response : undefined, result.sessionId);
+      return;
+    }
+    const sessionId = result.sessionId;
+    const seenIds = new Set<string>();
+    call.reader = readEventStream(
+      {
+        stream: result.stream,
+        requestIds: call.requestIds,
+        lastEventId: undefined,
+        seenIds,
+        replay: false,
+        onEventId: undefined,
+        sink: this.sink,
+        maxMessageBytes: this.options.maxMessageBytes,
+      },
+      (event) => {
+        if (!this.calls.delete(call)) return;
+        // P4: the response ends the stream: the body is cancelled, not drained.
+        call.reader?.stop();
+        if (event.type === 'stream.response') {
+          this.answer(call, event.response, sessionId);
+          return;
+        }
+        this.report({
+          type: 'post.interrupted',
+          message: call.message,
+          ticket: call.ticket,
+          sessionId: call.sessionId,
+          protocolVersion: call.protocolVersion,
+          interrupted: { end: event.end, seenIds },
+        });
+      },
+    );
+  }
+
+  /**
+   * The happy answer goes straight to the sink, unless the chart must hear of it: another session
+   * ID than the one sent (H7), or an answer arriving after the chart stopped taking direct calls
+   * (a session re-established meanwhile counts it as progress, F3), exactly as a POST child's.
+   */
+  private answer(call: DirectCall, response: JSONRPCResponse | undefined, sessionId: string | undefined): void {
+    if ((sessionId === undefined || sessionId === call.sessionId) && this.open()) {
+      if (response !== undefined) this.sink.deliver(response);
+      return;
+    }
+    this.report({
+      type: 'post.done',
+      postId: undefined,
+      origin: 'caller',
+      attempts: noAttempts,
+      message: call.message,
+      response,
+      sessionId,
+    });
+  }
+}
