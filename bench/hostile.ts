@@ -42,7 +42,13 @@ async function server(onCall: Handler, onGet?: (req: IncomingMessage, res: Serve
       if (req.method === 'DELETE') return void res.writeHead(200).end();
       if (body.method === 'initialize') {
         res.writeHead(200, { ...headers, 'content-type': 'application/json' });
-        res.end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'hostile', version: '1' } } }));
+        res.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: body.id,
+            result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'hostile', version: '1' } },
+          }),
+        );
         return;
       }
       if (body.id === undefined) return void res.writeHead(202, headers).end();
@@ -54,7 +60,11 @@ async function server(onCall: Handler, onGet?: (req: IncomingMessage, res: Serve
     url: new URL(`http://127.0.0.1:${(srv.address() as AddressInfo).port}/mcp`),
     close: () => {
       srv.closeAllConnections();
-      return new Promise<void>((resolve) => srv.close(() => { resolve(); }));
+      return new Promise<void>((resolve) =>
+        srv.close(() => {
+          resolve();
+        }),
+      );
     },
   };
 }
@@ -168,7 +178,9 @@ if (wanted(4)) {
   await new Promise((resolve) => setTimeout(resolve, 200));
   gc();
   const after = process.memoryUsage().heapUsed + process.memoryUsage().arrayBuffers;
-  rows.push(`held MessageTooLargeError (17 MiB event): retains +${mib(after - before)} (heap + array buffers, after gc) | ${held.length} errors held`);
+  rows.push(
+    `held MessageTooLargeError (17 MiB event): retains +${mib(after - before)} (heap + array buffers, after gc) | ${held.length} errors held`,
+  );
   await client.close();
   await transport.close();
   await s.close();

@@ -73,7 +73,11 @@ async function held(request: MemoryRequest): Promise<MemoryReply> {
   const n = clients.length;
   return {
     ok: true,
-    metrics: { heapKiBPerSession: (after.heapUsed - before.heapUsed) / 1024 / n, rssKiBPerSession: (after.rss - before.rss) / 1024 / n, sessions: n },
+    metrics: {
+      heapKiBPerSession: (after.heapUsed - before.heapUsed) / 1024 / n,
+      rssKiBPerSession: (after.rss - before.rss) / 1024 / n,
+      sessions: n,
+    },
     errors: clients.flatMap((c) => c.errors.map((e) => e.message)).slice(0, 5),
   };
 }
@@ -121,7 +125,11 @@ if (process.send !== undefined) {
   // The parent going away ends this process too.
   process.on('disconnect', () => process.exit(1));
   const request: unknown = JSON.parse(process.argv[2] ?? '{}');
-  const run = isRequest(request) ? (request.measure === 'held' ? held(request) : growth(request)) : Promise.reject(new Error('memory: bad request'));
+  const run = isRequest(request)
+    ? request.measure === 'held'
+      ? held(request)
+      : growth(request)
+    : Promise.reject(new Error('memory: bad request'));
   run.then(
     (reply) => {
       process.send?.(reply, () => process.exit(0));

@@ -73,4 +73,3 @@ export async function startServer(): Promise<{ base: string; child: ChildProcess
   });
   return { base: `http://127.0.0.1:${port}`, child };
 }
-

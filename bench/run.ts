@@ -101,7 +101,8 @@ function parseOptions(argv: string[]): { profile: Profile; clients: ClientKind[]
     const value = get(name);
     if (value === undefined) return fallback;
     const items = value.split(',').filter((s) => s !== '');
-    for (const item of items) if (!allowed.some((a) => a === item)) throw new Error(`--${name}: unknown "${item}" (known: ${allowed.join(', ')})`);
+    for (const item of items)
+      if (!allowed.some((a) => a === item)) throw new Error(`--${name}: unknown "${item}" (known: ${allowed.join(', ')})`);
     return allowed.filter((a) => items.includes(a));
   };
   const base = profiles[argv.includes('--quick') ? 'quick' : 'full'];
@@ -133,9 +134,12 @@ async function inChild(request: MemoryRequest): Promise<ScenarioResult> {
   );
   try {
     const reply = await new Promise<MemoryReply>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(new Error('memory child timed out'));
-      }, (request.seconds + 90) * 1000);
+      const timer = setTimeout(
+        () => {
+          reject(new Error('memory child timed out'));
+        },
+        (request.seconds + 90) * 1000,
+      );
       child.once('message', (message) => {
         clearTimeout(timer);
         resolve(message as MemoryReply);
@@ -172,7 +176,16 @@ const scenarioDefs: Record<ScenarioId, ScenarioDef> = {
   held: {
     title: 'Held sessions with GET stream',
     modes: allModes,
-    run: (ctx) => inChild({ measure: 'held', kind: ctx.kind, mode: ctx.mode, base: ctx.base, count: ctx.counts.held.sessions, seconds: ctx.counts.held.seconds, concurrency: ctx.counts.held.concurrency }),
+    run: (ctx) =>
+      inChild({
+        measure: 'held',
+        kind: ctx.kind,
+        mode: ctx.mode,
+        base: ctx.base,
+        count: ctx.counts.held.sessions,
+        seconds: ctx.counts.held.seconds,
+        concurrency: ctx.counts.held.concurrency,
+      }),
   },
   'payload-1m': { title: 'Echo 1 MiB', modes: allModes, run: (ctx) => payload(ctx, MiB) },
   growth: {
@@ -201,22 +214,67 @@ interface RowDef {
 }
 
 const rowDefs: RowDef[] = [
-  { scenario: 'sequential', metric: 'cpuUsPerCall', figure: 'client CPU µs/call', better: 'lower', targets: [{ against: 'raw', bound: 0.5 }, { against: 'sdk', bound: 0.4 }] },
+  {
+    scenario: 'sequential',
+    metric: 'cpuUsPerCall',
+    figure: 'client CPU µs/call',
+    better: 'lower',
+    targets: [
+      { against: 'raw', bound: 0.5 },
+      { against: 'sdk', bound: 0.4 },
+    ],
+  },
   { scenario: 'sequential', metric: 'callsPerSec', figure: 'calls/s', better: 'higher', targets: [{ against: 'raw', bound: 1.15 }] },
   { scenario: 'sequential', metric: 'p50Ms', figure: 'p50 latency, ms', better: 'lower', targets: [] },
   { scenario: 'inflight', metric: 'callsPerSec', figure: 'calls/s', better: 'higher', targets: [{ against: 'raw', bound: 1.2 }] },
   { scenario: 'inflight', metric: 'cpuUsPerCall', figure: 'client CPU µs/call', better: 'lower', targets: [] },
-  { scenario: 'progress', metric: 'notificationsPerSec', figure: 'notifications/s', better: 'higher', targets: [{ against: 'sdk', bound: 1.5 }] },
-  { scenario: 'progress', metric: 'cpuUsPerNotification', figure: 'client CPU µs/notification', better: 'lower', targets: [{ against: 'sdk', bound: 0.5 }] },
-  { scenario: 'log', metric: 'notificationsPerSec', figure: 'notifications/s', better: 'higher', targets: [{ against: 'sdk', bound: 1.5 }] },
-  { scenario: 'log', metric: 'cpuUsPerNotification', figure: 'client CPU µs/notification', better: 'lower', targets: [{ against: 'sdk', bound: 0.5 }] },
+  {
+    scenario: 'progress',
+    metric: 'notificationsPerSec',
+    figure: 'notifications/s',
+    better: 'higher',
+    targets: [{ against: 'sdk', bound: 1.5 }],
+  },
+  {
+    scenario: 'progress',
+    metric: 'cpuUsPerNotification',
+    figure: 'client CPU µs/notification',
+    better: 'lower',
+    targets: [{ against: 'sdk', bound: 0.5 }],
+  },
+  {
+    scenario: 'log',
+    metric: 'notificationsPerSec',
+    figure: 'notifications/s',
+    better: 'higher',
+    targets: [{ against: 'sdk', bound: 1.5 }],
+  },
+  {
+    scenario: 'log',
+    metric: 'cpuUsPerNotification',
+    figure: 'client CPU µs/notification',
+    better: 'lower',
+    targets: [{ against: 'sdk', bound: 0.5 }],
+  },
   { scenario: 'cycles', metric: 'sessionsPerSec', figure: 'cycles/s', better: 'higher', targets: [{ against: 'sdk', bound: 1.0 }] },
   { scenario: 'cycles', metric: 'connectionsPerSession', figure: 'new TCP connections/cycle', better: 'lower', targets: [] },
   { scenario: 'held', metric: 'heapKiBPerSession', figure: 'heap KiB/session', better: 'lower', targets: [{ against: 'sdk', bound: 0.7 }] },
   { scenario: 'held', metric: 'rssKiBPerSession', figure: 'RSS KiB/session', better: 'lower', targets: [] },
-  { scenario: 'growth', metric: 'heapGrowthMiB', figure: 'heap growth after GC, MiB', better: 'lower', targets: [{ against: 'absolute', bound: 1 }] },
+  {
+    scenario: 'growth',
+    metric: 'heapGrowthMiB',
+    figure: 'heap growth after GC, MiB',
+    better: 'lower',
+    targets: [{ against: 'absolute', bound: 1 }],
+  },
   // "Back to baseline": within 0.25 MiB of the heap before the session was opened.
-  { scenario: 'growth', metric: 'heapAfterCloseMiB', figure: 'heap after close − before open, MiB', better: 'lower', targets: [{ against: 'absolute', bound: 0.25 }] },
+  {
+    scenario: 'growth',
+    metric: 'heapAfterCloseMiB',
+    figure: 'heap after close − before open, MiB',
+    better: 'lower',
+    targets: [{ against: 'absolute', bound: 0.25 }],
+  },
   { scenario: 'payload-1m', metric: 'p50Ms', figure: 'p50 latency, ms', better: 'lower', targets: [{ against: 'raw', bound: 1.0 }] },
   { scenario: 'cold', metric: 'coldStartMs', figure: 'cold start, ms', better: 'lower', targets: [{ against: 'sdk', bound: 1.0 }] },
 ];
@@ -259,7 +317,9 @@ async function runOne(id: ScenarioId, ctx: ScenarioContext, round: number): Prom
 }
 
 function progressLine(sample: Sample, label: string): string {
-  const figures = Object.entries(sample.metrics).map(([key, value]) => `${key}=${fmt(value)}`).join(' ');
+  const figures = Object.entries(sample.metrics)
+    .map(([key, value]) => `${key}=${fmt(value)}`)
+    .join(' ');
   const extra = [
     Number.isFinite(sample.connections) ? `newConnections=${sample.connections}` : '',
     sample.failure === undefined ? '' : `FAILED: ${sample.failure}`,
@@ -315,11 +375,21 @@ function summarize(samples: Sample[], profile: Profile): SummaryRow[] {
       const thisOverRaw = pairedRatio(mine, def.metric, 'this', 'raw');
       const thisOverSdk = pairedRatio(mine, def.metric, 'this', 'sdk');
       const targets = def.targets.map((target) => {
-        const value = target.against === 'raw' ? thisOverRaw.median : target.against === 'sdk' ? thisOverSdk.median : (medians.this ?? Number.NaN);
+        const value =
+          target.against === 'raw' ? thisOverRaw.median : target.against === 'sdk' ? thisOverSdk.median : (medians.this ?? Number.NaN);
         const met = Number.isFinite(value) ? (def.better === 'higher' ? value >= target.bound : value <= target.bound) : undefined;
         return { ...target, met };
       });
-      rows.push({ title: scenario?.title ?? 'Cold start (npm run size)', mode, figure: def.figure, better: def.better, median: medians, thisOverRaw, thisOverSdk, targets });
+      rows.push({
+        title: scenario?.title ?? 'Cold start (npm run size)',
+        mode,
+        figure: def.figure,
+        better: def.better,
+        median: medians,
+        thisOverRaw,
+        thisOverSdk,
+        targets,
+      });
     }
   }
   return rows;
@@ -330,10 +400,22 @@ function ratioCell(r: Ratio): string {
 }
 
 function renderTable(rows: SummaryRow[]): string {
-  const header = ['Scenario', 'Mode', 'Figure', ...clientKinds.map((k) => clientLabels[k]), 'this/raw (min–max)', 'this/SDK (min–max)', 'Target', 'Met'];
+  const header = [
+    'Scenario',
+    'Mode',
+    'Figure',
+    ...clientKinds.map((k) => clientLabels[k]),
+    'this/raw (min–max)',
+    'this/SDK (min–max)',
+    'Target',
+    'Met',
+  ];
   const cells = rows.map((row) => {
     const measured = Object.keys(row.median).length > 0;
-    const target = row.targets.map((t) => `${row.better === 'higher' ? '≥' : '≤'} ${t.against === 'absolute' ? t.bound : `${t.bound.toFixed(2)}× ${t.against === 'raw' ? 'raw' : 'SDK'}`}`);
+    const target = row.targets.map(
+      (t) =>
+        `${row.better === 'higher' ? '≥' : '≤'} ${t.against === 'absolute' ? t.bound : `${t.bound.toFixed(2)}× ${t.against === 'raw' ? 'raw' : 'SDK'}`}`,
+    );
     const met = row.targets.map((t) => (t.met === undefined ? (measured ? 'n/a' : 'not measured') : t.met ? 'met' : '**not met**'));
     return [
       row.title,
@@ -350,7 +432,10 @@ function renderTable(rows: SummaryRow[]): string {
 }
 
 function loadAverage(): string {
-  return os.loadavg().map((l) => l.toFixed(2)).join(' ');
+  return os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 }
 
 // ───────────────────────────── main ─────────────────────────────
@@ -361,16 +446,25 @@ async function main(): Promise<void> {
   const { profile, clients, write } = parseOptions(process.argv.slice(2));
   forceGc(); // fails early without --expose-gc
   const cpu = os.cpus();
-  const machine = { node: process.version, cpuModel: cpu[0]?.model ?? 'unknown', cores: cpu.length, platform: `${os.platform()} ${os.arch()}` };
+  const machine = {
+    node: process.version,
+    cpuModel: cpu[0]?.model ?? 'unknown',
+    cores: cpu.length,
+    platform: `${os.platform()} ${os.arch()}`,
+  };
   const loadAtStart = loadAverage();
-  console.log(`mcp-xstate-transport benchmark (${profile.name}): ${profile.rounds} rounds, clients ${clients.join(', ')}, scenarios ${profile.scenarios.join(', ')}, modes ${profile.modes.join(', ')}`);
+  console.log(
+    `mcp-xstate-transport benchmark (${profile.name}): ${profile.rounds} rounds, clients ${clients.join(', ')}, scenarios ${profile.scenarios.join(', ')}, modes ${profile.modes.join(', ')}`,
+  );
   console.log(`node ${machine.node}, ${machine.cpuModel}, ${machine.cores} cores; load average ${loadAtStart}`);
 
   const { base, child: server } = await startServer();
   const samples: Sample[] = [];
   const plan = profile.scenarios.map((id) => ({ id, def: scenarioDefs[id] }));
   const runsOf = (def: ScenarioDef) =>
-    def.modes.filter((m) => profile.modes.includes(m)).flatMap((mode) => clients.filter((k) => def.clients?.includes(k) ?? true).map((kind) => ({ mode, kind })));
+    def.modes
+      .filter((m) => profile.modes.includes(m))
+      .flatMap((mode) => clients.filter((k) => def.clients?.includes(k) ?? true).map((kind) => ({ mode, kind })));
 
   console.log('warm-up round (not recorded)');
   for (const { id, def } of plan.filter((p) => p.id !== 'held' && p.def.once !== true)) {
@@ -401,7 +495,18 @@ async function main(): Promise<void> {
   const cold = await coldStart();
   if (cold !== undefined) {
     for (const kind of ['this', 'sdk'] as const) {
-      samples.push({ round: 1, scenario: 'cold', mode: 'sse', client: kind, metrics: { coldStartMs: cold[kind] }, serverCpuUs: Number.NaN, connections: Number.NaN, errors: [], warnings: [], leakedSessions: 0 });
+      samples.push({
+        round: 1,
+        scenario: 'cold',
+        mode: 'sse',
+        client: kind,
+        metrics: { coldStartMs: cold[kind] },
+        serverCpuUs: Number.NaN,
+        connections: Number.NaN,
+        errors: [],
+        warnings: [],
+        leakedSessions: 0,
+      });
     }
   }
 
@@ -414,10 +519,14 @@ async function main(): Promise<void> {
   const notes = [
     `Profile: ${profile.name}; ${profile.rounds} rounds after one warm-up round; clients alternate ${clients.join(' → ')} for every scenario and mode; heap growth runs once, after the rounds: ${fmt(samples.find((s) => s.scenario === 'growth')?.metrics.calls ?? Number.NaN)} calls made of ${profile.counts.growth.count.toLocaleString('en-US')} asked (${profile.counts.growth.concurrency} in flight, at most ${profile.counts.growth.seconds} s).`,
     `Machine: node ${machine.node}, ${machine.cpuModel}, ${machine.cores} cores, ${machine.platform}. Server: the SDK's McpServer + StreamableHTTPServerTransport in a separate process on 127.0.0.1. The floor has no server: the SDK Client over an instant in-memory transport.`,
-    'Values are medians over rounds; ratios are per-round (paired) ratios, median (min–max). ↑ higher is better, ↓ lower is better. Client CPU is the client process\'s own process.cpuUsage() around the measured part; memory figures come from a fresh child process after forced GC.',
+    "Values are medians over rounds; ratios are per-round (paired) ratios, median (min–max). ↑ higher is better, ↓ lower is better. Client CPU is the client process's own process.cpuUsage() around the measured part; memory figures come from a fresh child process after forced GC.",
     `Targets met: ${targets.filter((t) => t.met === true).length} of ${targets.length} (${targets.filter((t) => t.met === undefined).length} not measured).`,
-    failures.length > 0 ? `Failed runs: ${failures.map((f) => `${f.scenario}/${f.mode}/${f.client} r${f.round}: ${f.failure ?? ''}`).join('; ')}` : 'No failed runs.',
-    leaks.length > 0 ? `Sessions left on the server after a client closed: ${leaks.map((l) => `${l.scenario}/${l.mode}/${l.client} r${l.round}: ${l.leakedSessions}`).join('; ')}` : 'Every client closed every session.',
+    failures.length > 0
+      ? `Failed runs: ${failures.map((f) => `${f.scenario}/${f.mode}/${f.client} r${f.round}: ${f.failure ?? ''}`).join('; ')}`
+      : 'No failed runs.',
+    leaks.length > 0
+      ? `Sessions left on the server after a client closed: ${leaks.map((l) => `${l.scenario}/${l.mode}/${l.client} r${l.round}: ${l.leakedSessions}`).join('; ')}`
+      : 'Every client closed every session.',
     `onerror reports: ${count((s) => s.errors.length)}; process warnings: ${count((s) => s.warnings.length)} (per run in latest.json).`,
     `Load average (1, 5, 15 min) at start ${loadAtStart}, at end ${loadAverage()}; wall-clock figures are sensitive to other processes. Runtime ${runtimeSeconds.toFixed(0)} s (${startedAt}).`,
   ];
@@ -426,7 +535,10 @@ async function main(): Promise<void> {
   if (write) {
     writeFileSync(join(benchDir, 'results', 'latest.md'), markdown);
     const json = { startedAt, runtimeSeconds, machine, profile, summary: rows, samples };
-    writeFileSync(join(benchDir, 'results', 'latest.json'), `${JSON.stringify(json, (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value), 1)}\n`);
+    writeFileSync(
+      join(benchDir, 'results', 'latest.json'),
+      `${JSON.stringify(json, (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value), 1)}\n`,
+    );
     console.log('written: bench/results/latest.md, bench/results/latest.json');
   }
 }

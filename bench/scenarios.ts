@@ -212,7 +212,11 @@ export function progress(ctx: ScenarioContext): Promise<ScenarioResult> {
     if (received !== expected) throw new Error(`progress: received ${received} of ${expected} notifications`);
     return {
       window,
-      metrics: { notificationsPerSec: (received / window.ms) * 1000, cpuUsPerNotification: window.cpuUs / received, notifications: received },
+      metrics: {
+        notificationsPerSec: (received / window.ms) * 1000,
+        cpuUsPerNotification: window.cpuUs / received,
+        notifications: received,
+      },
     };
   });
 }

@@ -29,12 +29,7 @@ export function clampRetry(value: number): number | undefined {
  * exactly (`retryMs`); otherwise `initial × grow^(attempt−1)` capped at the maximum, plus full
  * jitter. Never below the floor (`minReconnectDelay`).
  */
-export function reconnectDelay(
-  attempt: number,
-  retryMs: number | undefined,
-  options: ReconnectionOptions,
-  random: () => number,
-): number {
+export function reconnectDelay(attempt: number, retryMs: number | undefined, options: ReconnectionOptions, random: () => number): number {
   if (retryMs !== undefined) return Math.max(retryMs, minReconnectDelay);
   const base = Math.min(
     options.initialReconnectionDelay * options.reconnectionDelayGrowFactor ** Math.max(attempt - 1, 0),

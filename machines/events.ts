@@ -158,9 +158,7 @@ export interface OpenStream {
 }
 
 /** What a standalone or resume GET turned out to be. */
-export type GetResult =
-  | { kind: 'sse'; stream: OpenStream }
-  | { kind: 'unsupported'; status: number; warning: Error | undefined };
+export type GetResult = { kind: 'sse'; stream: OpenStream } | { kind: 'unsupported'; status: number; warning: Error | undefined };
 
 /** Failure details a request actor attaches to the errors it throws. */
 export interface FailureFacts {

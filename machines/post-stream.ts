@@ -12,7 +12,16 @@ import type {
   SendTicket,
   StreamEnd,
 } from './events.js';
-import { isResumableEventId, nextReconnectDelay, plannedDelay, planWait, scheduledWait, waitStates, type PlannedWait, type WaitContext } from './backoff.js';
+import {
+  isResumableEventId,
+  nextReconnectDelay,
+  plannedDelay,
+  planWait,
+  scheduledWait,
+  waitStates,
+  type PlannedWait,
+  type WaitContext,
+} from './backoff.js';
 import { isSessionMissing, MessageTooLargeError, statusOf, StreamEndedError, toError } from './errors.js';
 
 /**
@@ -83,8 +92,7 @@ export type StreamReaderCommand = { type: 'idle.check' };
 
 /** Events a stream reader sends to the chart: only what changes a decision. */
 export type StreamReaderEvent =
-  | { type: 'stream.response'; response: JSONRPCResponse; end: StreamEnd }
-  | { type: 'stream.ended'; end: StreamEnd };
+  { type: 'stream.response'; response: JSONRPCResponse; end: StreamEnd } | { type: 'stream.ended'; end: StreamEnd };
 
 /** A caller's reconnectionScheduler says the wait is over. */
 export type ReconnectDue = { type: 'reconnect.due' };

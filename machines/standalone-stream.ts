@@ -130,7 +130,9 @@ export const standaloneStreamMachine = setup({
     })),
     checkIdle: sendTo('reader', { type: 'idle.check' }),
     countAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
-    adoptStream: assign((_, params: { result: GetResult }) => (params.result.kind === 'sse' ? { stream: params.result.stream, established: true } : {})),
+    adoptStream: assign((_, params: { result: GetResult }) =>
+      params.result.kind === 'sse' ? { stream: params.result.stream, established: true } : {},
+    ),
   },
 }).createMachine({
   id: 'standaloneStream',
@@ -186,7 +188,11 @@ export const standaloneStreamMachine = setup({
         ],
         onError: [
           { guard: stateIn('#standaloneStream.opening.windingDown'), target: 'gone' },
-          { guard: { type: 'isSessionMissing', params: failure }, target: 'gone', actions: { type: 'reportSessionMissing', params: failure } },
+          {
+            guard: { type: 'isSessionMissing', params: failure },
+            target: 'gone',
+            actions: { type: 'reportSessionMissing', params: failure },
+          },
           { guard: { type: 'isUnauthorized', params: failure }, target: 'gone', actions: { type: 'reportUnauthorized', params: failure } },
           {
             target: 'retrying',
@@ -222,19 +228,24 @@ export const standaloneStreamMachine = setup({
       },
       on: {
         windDown: '.draining',
-        'stream.ended': [{ guard: stateIn('#standaloneStream.listening.draining'), target: 'gone' }, {
-          target: 'retrying',
-          actions: assign({
-            stream: undefined,
-            // R11: an id that cannot be a Last-Event-ID header is not kept: the stream reopens fresh.
-            lastEventId: ({ context, event }) =>
-              event.end.lastEventId !== undefined && isResumableEventId(event.end.lastEventId) ? event.end.lastEventId : context.lastEventId,
-            retryMs: ({ context, event }) => event.end.retryMs ?? context.retryMs,
-            attempt: ({ context, event }) => (event.end.progressed ? 1 : context.attempt + 1),
-            waitAfter: 'ended',
-            lastError: ({ event }) => event.end.error,
-          }),
-        }],
+        'stream.ended': [
+          { guard: stateIn('#standaloneStream.listening.draining'), target: 'gone' },
+          {
+            target: 'retrying',
+            actions: assign({
+              stream: undefined,
+              // R11: an id that cannot be a Last-Event-ID header is not kept: the stream reopens fresh.
+              lastEventId: ({ context, event }) =>
+                event.end.lastEventId !== undefined && isResumableEventId(event.end.lastEventId)
+                  ? event.end.lastEventId
+                  : context.lastEventId,
+              retryMs: ({ context, event }) => event.end.retryMs ?? context.retryMs,
+              attempt: ({ context, event }) => (event.end.progressed ? 1 : context.attempt + 1),
+              waitAfter: 'ended',
+              lastError: ({ event }) => event.end.error,
+            }),
+          },
+        ],
       },
     },
     /** Chooses between ordinary backoff and waiting at the ceiling once the budget is spent (G5). */

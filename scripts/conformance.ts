@@ -115,10 +115,7 @@ async function runScenario(scenario: string, index: number): Promise<Outcome> {
   const dir = path.join(outputRoot, `${String(index).padStart(2, '0')}-${scenario.replace(/[^\w.-]+/g, '_')}`);
   mkdirSync(dir, { recursive: true });
   const started = performance.now();
-  const { code } = await runCli(
-    ['client', '--command', clientCommand, '--scenario', scenario, '-o', dir],
-    path.join(dir, 'cli.log'),
-  );
+  const { code } = await runCli(['client', '--command', clientCommand, '--scenario', scenario, '-o', dir], path.join(dir, 'cli.log'));
   const milliseconds = performance.now() - started;
   const checks = readChecks(dir);
   const notes: string[] = [];

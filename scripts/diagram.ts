@@ -31,7 +31,10 @@ interface Edge {
 
 /** Text Mermaid keeps in a label: `:` and `;` end a label, `#` starts a comment. */
 function labelText(text: string): string {
-  return text.replace(/[:;#\r\n]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return text
+    .replace(/[:;#\r\n]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** Mermaid identifiers: word characters only, not reserved, unique within one diagram. */
@@ -219,7 +222,10 @@ export function readRegion(readme: string): string | undefined {
   const start = text.indexOf(regionStart);
   const end = text.indexOf(regionEnd);
   if (start === -1 || end === -1 || end < start) return undefined;
-  return text.slice(start + regionStart.length, end).replace(/^\n/, '').replace(/\n$/, '');
+  return text
+    .slice(start + regionStart.length, end)
+    .replace(/^\n/, '')
+    .replace(/\n$/, '');
 }
 
 /** README text with the region replaced by `region`. */

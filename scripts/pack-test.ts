@@ -34,12 +34,22 @@ function check(name: string, ok: boolean, detail = ''): void {
 }
 
 /** Runs a command without blocking this process (the MCP server answers from it meanwhile). */
-function run(command: string, args: string[], cwd: string, timeoutMs = 120_000): Promise<{ ok: boolean; out: string; status: number | null }> {
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  timeoutMs = 120_000,
+): Promise<{ ok: boolean; out: string; status: number | null }> {
   return new Promise((resolve) => {
-    execFile(command, args, { cwd, encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false' } }, (error, stdout, stderr) => {
-      const status = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-      resolve({ ok: status === 0, out: `${stdout}${stderr}`.trim(), status });
-    });
+    execFile(
+      command,
+      args,
+      { cwd, encoding: 'utf8', timeout: timeoutMs, env: { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false' } },
+      (error, stdout, stderr) => {
+        const status = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+        resolve({ ok: status === 0, out: `${stdout}${stderr}`.trim(), status });
+      },
+    );
   });
 }
 
@@ -50,22 +60,41 @@ interface PackResult {
   size: number;
   unpackedSize: number;
 }
-const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })) as PackResult[];
+const packed = JSON.parse(
+  execFileSync('npm', ['pack', '--json', '--pack-destination', work], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }),
+) as PackResult[];
 const pack = packed[0];
 if (pack === undefined) throw new Error('npm pack reported nothing');
 const tarball = join(work, pack.filename);
 const files = new Set(pack.files.map((f) => f.path));
-console.log(`packed ${pack.filename}: ${files.size} files, ${(pack.size / 1024).toFixed(0)} KiB (${(pack.unpackedSize / 1024).toFixed(0)} KiB unpacked)`);
+console.log(
+  `packed ${pack.filename}: ${files.size} files, ${(pack.size / 1024).toFixed(0)} KiB (${(pack.unpackedSize / 1024).toFixed(0)} KiB unpacked)`,
+);
 
 const required = [
-  'package.json', 'README.md', 'LICENSE', 'CHANGELOG.md',
-  'dist/src/index.js', 'dist/src/index.d.ts', 'dist/machines/index.js', 'dist/machines/index.d.ts',
-  'dist/cjs/package.json', 'dist/cjs/src/index.js', 'dist/cjs/src/index.d.ts', 'dist/cjs/machines/index.js',
+  'package.json',
+  'README.md',
+  'LICENSE',
+  'CHANGELOG.md',
+  'dist/src/index.js',
+  'dist/src/index.d.ts',
+  'dist/machines/index.js',
+  'dist/machines/index.d.ts',
+  'dist/cjs/package.json',
+  'dist/cjs/src/index.js',
+  'dist/cjs/src/index.d.ts',
+  'dist/cjs/machines/index.js',
   'dist/src/cli/main.js',
 ];
 const missing = required.filter((file) => !files.has(file));
 check('the tarball has both builds, their types, the bin, LICENSE and CHANGELOG', missing.length === 0, `missing: ${missing.join(', ')}`);
-const unwanted = [...files].filter((file) => /^(test|bench|scripts|examples|coverage|\.ci)\//.test(file) || /\.(test|spec)\.|tsbuildinfo$/.test(file));
+const unwanted = [...files].filter(
+  (file) => /^(test|bench|scripts|examples|coverage|\.ci)\//.test(file) || /\.(test|spec)\.|tsbuildinfo$/.test(file),
+);
 check('no tests, bench, scripts or examples in the tarball', unwanted.length === 0, unwanted.join(', '));
 // Every source map names files that ship, so stack traces and debuggers find them.
 const mapProblems: string[] = [];
@@ -99,7 +128,11 @@ interface LockEntry {
 const rootLock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
 /** The lock path a dependency `name` of the package at `from` resolves to, as Node would find it. */
 function resolveIn(from: string, name: string): string | undefined {
-  for (let base = from; ; base = base.includes('node_modules/') ? base.slice(0, base.lastIndexOf('node_modules/')).replace(/\/$/, '') : '') {
+  for (
+    let base = from;
+    ;
+    base = base.includes('node_modules/') ? base.slice(0, base.lastIndexOf('node_modules/')).replace(/\/$/, '') : ''
+  ) {
     const candidate = `${base === '' ? '' : `${base}/`}node_modules/${name}`;
     if (rootLock.packages[candidate] !== undefined) return candidate;
     if (base === '') return undefined;
@@ -125,7 +158,10 @@ for (const path of [...closure].sort()) {
   lockPackages[path] = entry;
 }
 writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'scratch-app', private: true, dependencies: wanted }, null, 2)}\n`);
-writeFileSync(join(app, 'package-lock.json'), `${JSON.stringify({ name: 'scratch-app', lockfileVersion: 3, requires: true, packages: lockPackages }, null, 2)}\n`);
+writeFileSync(
+  join(app, 'package-lock.json'),
+  `${JSON.stringify({ name: 'scratch-app', lockfileVersion: 3, requires: true, packages: lockPackages }, null, 2)}\n`,
+);
 const install = await run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], app, 300_000);
 check('npm install --offline of the tarball into a scratch project', install.ok, install.out);
 if (!install.ok) finish();
@@ -140,7 +176,10 @@ try {
   const url = server.url.href;
   const code = quickStart.replace('http://127.0.0.1:3000/mcp', url);
   const imports = code.split('\n').filter((line) => line.startsWith('import '));
-  const body = code.split('\n').filter((line) => !line.startsWith('import ')).join('\n');
+  const body = code
+    .split('\n')
+    .filter((line) => !line.startsWith('import '))
+    .join('\n');
   const esm = `${code}\nconsole.log(JSON.stringify(tools.map((t) => t.name)));\n`;
   const requires = imports.map((line) => line.replace(/^import \{ (.+) \} from '(.+)';$/, "const { $1 } = require('$2');"));
   const cjs = `${requires.join('\n')}\n(async () => {\n${body}\nconsole.log(JSON.stringify(tools.map((t) => t.name)));\n})().catch((e) => { console.error(e); process.exit(1); });\n`;
@@ -149,17 +188,31 @@ try {
   for (const file of ['quick.mjs', 'quick.cjs']) {
     const before = server.closedSessions.length;
     const result = await run(process.execPath, [file], app, 30_000);
-    check(`the README quick start runs as ${file.endsWith('.mjs') ? 'ESM' : 'CommonJS'} (${file})`, result.ok && result.out.includes('"echo"'), result.out);
+    check(
+      `the README quick start runs as ${file.endsWith('.mjs') ? 'ESM' : 'CommonJS'} (${file})`,
+      result.ok && result.out.includes('"echo"'),
+      result.out,
+    );
     check(`  … and its close() ended the session with DELETE`, server.closedSessions.length === before + 1);
   }
-  const requireType = await run(process.execPath, ['-e', "const t = require('mcp-xstate-transport'); const m = require('mcp-xstate-transport/machines'); if (typeof t.StreamableHTTPClientTransport !== 'function' || typeof m.connectionMachine !== 'object') process.exit(1)"], app);
+  const requireType = await run(
+    process.execPath,
+    [
+      '-e',
+      "const t = require('mcp-xstate-transport'); const m = require('mcp-xstate-transport/machines'); if (typeof t.StreamableHTTPClientTransport !== 'function' || typeof m.connectionMachine !== 'object') process.exit(1)",
+    ],
+    app,
+  );
   check("require('mcp-xstate-transport') and require('mcp-xstate-transport/machines')", requireType.ok, requireType.out);
 
   // 4. Types under nodenext (ESM and CommonJS files), node16 and bundler.
   const tsQuick = code;
   const tsCjs = `${imports.join('\n')}\nexport async function main(): Promise<string[]> {\n${body}\nreturn tools.map((t) => t.name);\n}`;
   writeFileSync(join(app, 'quick.mts'), `${tsQuick}\nexport const names: string[] = tools.map((t) => t.name);\n`);
-  writeFileSync(join(app, 'quick.cts'), `${tsCjs}\nimport { SessionExpiredError, MessageTooLargeError, StreamIdleError } from 'mcp-xstate-transport';\nimport { connectionMachine } from 'mcp-xstate-transport/machines';\nexport const checks: unknown[] = [SessionExpiredError, MessageTooLargeError, StreamIdleError, connectionMachine];\n`);
+  writeFileSync(
+    join(app, 'quick.cts'),
+    `${tsCjs}\nimport { SessionExpiredError, MessageTooLargeError, StreamIdleError } from 'mcp-xstate-transport';\nimport { connectionMachine } from 'mcp-xstate-transport/machines';\nexport const checks: unknown[] = [SessionExpiredError, MessageTooLargeError, StreamIdleError, connectionMachine];\n`,
+  );
   writeFileSync(join(app, 'quick-bundler.ts'), `${tsQuick}\nexport const names: string[] = tools.map((t) => t.name);\n`);
   const tsc = join(app, 'node_modules', 'typescript', 'bin', 'tsc');
   // Our declarations alone, without the SDK: checked with skipLibCheck off under node16 (the
@@ -178,9 +231,17 @@ export const machine = connectionMachine;
   writeFileSync(join(app, 'ours-bundler.ts'), ours);
   const common = ['--noEmit', '--strict', '--target', 'es2022', '--types', 'node'];
   const cases: [string, string[], string[]][] = [
-    ['nodenext', ['--module', 'nodenext', '--moduleResolution', 'nodenext', '--skipLibCheck'], ['quick.mts', 'quick.cts', 'ours.mts', 'ours.cts']],
+    [
+      'nodenext',
+      ['--module', 'nodenext', '--moduleResolution', 'nodenext', '--skipLibCheck'],
+      ['quick.mts', 'quick.cts', 'ours.mts', 'ours.cts'],
+    ],
     ['bundler', ['--module', 'esnext', '--moduleResolution', 'bundler', '--skipLibCheck'], ['quick-bundler.ts', 'ours-bundler.ts']],
-    ['node16 (our declarations, skipLibCheck off)', ['--module', 'node16', '--moduleResolution', 'node16', '--skipLibCheck', 'false'], ['ours.mts', 'ours.cts']],
+    [
+      'node16 (our declarations, skipLibCheck off)',
+      ['--module', 'node16', '--moduleResolution', 'node16', '--skipLibCheck', 'false'],
+      ['ours.mts', 'ours.cts'],
+    ],
   ];
   for (const [name, args, files] of cases) {
     const result = await run(process.execPath, [tsc, ...common, ...args, ...files], app, 300_000);
@@ -192,7 +253,11 @@ export const machine = connectionMachine;
   const help = await npx('--help');
   check('npx mcp-xstate-transport --help', help.ok && help.out.includes('usage: mcp-xstate-transport'), help.out);
   const session = await npx(url, '--call', 'echo', '--args', '{"text":"from the tarball"}');
-  check('npx mcp-xstate-transport <url> --call echo', session.ok && session.out.includes('from the tarball') && session.out.includes('closed'), session.out);
+  check(
+    'npx mcp-xstate-transport <url> --call echo',
+    session.ok && session.out.includes('from the tarball') && session.out.includes('closed'),
+    session.out,
+  );
   const bad = await npx('not a url');
   check('npx mcp-xstate-transport with a bad URL exits 2', bad.status === 2, `${bad.status}: ${bad.out}`);
 } finally {

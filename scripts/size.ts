@@ -38,8 +38,16 @@ async function bundleSize(name: string, from: string): Promise<Size> {
   writeFileSync(entry, `export { StreamableHTTPClientTransport } from ${JSON.stringify(new URL(from).pathname)};\n`);
   const outdir = join(work, `${name.replace(/\W/g, '-')}-out`);
   const result = await build({
-    entryPoints: [entry], bundle: true, minify: true, format: 'esm', platform: 'browser', splitting: true,
-    outdir, write: false, metafile: true, logLevel: 'error',
+    entryPoints: [entry],
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    splitting: true,
+    outdir,
+    write: false,
+    metafile: true,
+    logLevel: 'error',
   });
   const contents = new Map(result.outputFiles.map((file) => [file.path, file.contents]));
   const outputs = result.metafile.outputs;
@@ -119,11 +127,16 @@ try {
       times.sdk.push(await runChild(files.sdk, server.url.href));
     }
     console.log(`cold start: process start → import → connect → first tool result, median of ${rounds} fresh processes each:`);
-    console.log('  (wall clock from process start; CPU: the process\'s user + system time by then, steadier on a busy machine)');
-    for (const [name, runs] of [['this transport', times.ours], ['SDK transport', times.sdk]] as const) {
+    console.log("  (wall clock from process start; CPU: the process's user + system time by then, steadier on a busy machine)");
+    for (const [name, runs] of [
+      ['this transport', times.ours],
+      ['SDK transport', times.sdk],
+    ] as const) {
       const wall = median(runs.map((r) => r.wall));
       const cpu = median(runs.map((r) => r.cpu));
-      console.log(`  ${name.padEnd(16)} ${wall.toFixed(0).padStart(6)} ms wall  ${cpu.toFixed(0).padStart(6)} ms CPU   (wall: ${runs.map((r) => r.wall.toFixed(0)).join(', ')})`);
+      console.log(
+        `  ${name.padEnd(16)} ${wall.toFixed(0).padStart(6)} ms wall  ${cpu.toFixed(0).padStart(6)} ms CPU   (wall: ${runs.map((r) => r.wall.toFixed(0)).join(', ')})`,
+      );
     }
   } finally {
     await server.close();

@@ -1,13 +1,7 @@
 import { fromCallback, fromPromise } from 'xstate';
 import type { AuthChallenge, GetResult, MessageSink, PostResult } from '../machines/events.js';
 import type { DeleteSessionInput } from '../machines/connection/index.js';
-import type {
-  PostRequestInput,
-  ReadStreamInput,
-  ResumeInput,
-  StreamReaderCommand,
-  StreamReaderEvent,
-} from '../machines/post-stream.js';
+import type { PostRequestInput, ReadStreamInput, ResumeInput, StreamReaderCommand, StreamReaderEvent } from '../machines/post-stream.js';
 import type { OpenStandaloneInput } from '../machines/standalone-stream.js';
 import type { HttpClient } from './http/client.js';
 import { deleteSession, openEventStream, postMessage, type ExchangeOptions } from './http/exchanges.js';
@@ -58,7 +52,12 @@ export const ioActors = {
     const io = ioOf(system);
     if (io.authProvider === undefined) throw new Error('authorizing without an authProvider');
     // Leaving `authorizing` (close, for one) aborts the OAuth requests still running.
-    return authorize({ provider: io.authProvider, serverUrl: io.http.url, challenge: input.challenge, fetch: io.http.authFetchFor(signal) });
+    return authorize({
+      provider: io.authProvider,
+      serverUrl: io.http.url,
+      challenge: input.challenge,
+      fetch: io.http.authFetchFor(signal),
+    });
   }),
   readStream: fromCallback<StreamReaderCommand, ReadStreamInput>(({ input, sendBack, receive, system }) => {
     const io = ioOf(system);

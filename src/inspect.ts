@@ -122,7 +122,14 @@ export function toRecord(event: InspectionEvent, options: RecorderOptions = {}):
       const { type, ...payload } = event.event as { type: string } & Record<string, unknown>;
       const details = redact(payload, options.level) as Record<string, unknown>;
       if ('error' in payload) details.error = errorSummary(payload.error);
-      return { t, kind: 'event', actor, source: event.sourceRef === undefined ? undefined : actorName(event.sourceRef), event: type, ...(Object.keys(details).length > 0 ? { details } : {}) };
+      return {
+        t,
+        kind: 'event',
+        actor,
+        source: event.sourceRef === undefined ? undefined : actorName(event.sourceRef),
+        event: type,
+        ...(Object.keys(details).length > 0 ? { details } : {}),
+      };
     }
     case '@xstate.snapshot': {
       const snapshot = event.snapshot as {

@@ -76,4 +76,3 @@ export function networkEvents(signal: NetworkSignal | undefined, sendBack: (even
     sendBack({ type: online ? 'network.online' : 'network.offline' });
   });
 }
-

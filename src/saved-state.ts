@@ -60,7 +60,9 @@ export function parseSavedState(value: unknown): SavedTransportState {
 /** The chart's view of a checked state, for a transport on `url`. */
 export function restoredSession(state: SavedTransportState, url: URL): { sessionId: string; restored: RestoredSession } {
   if (URL.canParse(state.endpoint) ? new URL(state.endpoint).href !== url.href : true) {
-    throw new McpTransportError(`the saved state belongs to ${state.endpoint}, not to ${url.href}; refusing to send its session ID elsewhere`);
+    throw new McpTransportError(
+      `the saved state belongs to ${state.endpoint}, not to ${url.href}; refusing to send its session ID elsewhere`,
+    );
   }
   return {
     sessionId: state.sessionId,

@@ -122,9 +122,13 @@ export class InMemoryMcpServer {
       return this.held.has('discovery') ? heldUntilAborted(init?.signal) : json(404, { error: 'not_found' });
     }
     if (this.authorization && headerOf(init, 'authorization') === undefined) {
-      return json(401, { error: 'unauthorized' }, {
-        'www-authenticate': `Bearer resource_metadata="${new URL('/.well-known/oauth-protected-resource', this.url).href}"`,
-      });
+      return json(
+        401,
+        { error: 'unauthorized' },
+        {
+          'www-authenticate': `Bearer resource_metadata="${new URL('/.well-known/oauth-protected-resource', this.url).href}"`,
+        },
+      );
     }
     const session = headerOf(init, 'mcp-session-id');
     if (method === 'POST' && rpc === 'initialize') return this.initialize(body as JSONRPCRequest, init);
@@ -240,7 +244,9 @@ async function settled(
   const deadline = Date.now() + timeout;
   while (!check(transport.actor.getSnapshot())) {
     if (Date.now() > deadline) {
-      throw new Error(`transportIn('${state}'): not there within ${timeout} ms; the chart is in ${JSON.stringify(transport.actor.getSnapshot().value)}`);
+      throw new Error(
+        `transportIn('${state}'): not there within ${timeout} ms; the chart is in ${JSON.stringify(transport.actor.getSnapshot().value)}`,
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 2));
   }

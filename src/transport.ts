@@ -237,7 +237,8 @@ export class StreamableHTTPClientTransport {
     const { context, children } = this.actor.getSnapshot();
     if (context.sessionId === undefined || context.legacyEndpoint !== undefined) return undefined;
     const standalone = children.standalone?.getSnapshot();
-    const standaloneLastEventId = standalone === undefined ? context.options.restored?.standaloneLastEventId : resumePoint(standalone.context);
+    const standaloneLastEventId =
+      standalone === undefined ? context.options.restored?.standaloneLastEventId : resumePoint(standalone.context);
     return {
       v: 1,
       endpoint: this.http.url.href,

@@ -4,15 +4,7 @@ import type { PlannedWait } from '../machines/backoff.js';
 
 /** What a connection badge says, from the chart's tags; `idle` before start(). */
 export type ConnectionStatus =
-  | 'idle'
-  | 'connecting'
-  | 'connected'
-  | 'offline'
-  | 'reconnecting'
-  | 'authorizing'
-  | 'closing'
-  | 'closed'
-  | 'failed';
+  'idle' | 'connecting' | 'connected' | 'offline' | 'reconnecting' | 'authorizing' | 'closing' | 'closed' | 'failed';
 
 /** The tags in the order a badge prefers them: `offline` comes with `connected` (the session lives on) and wins. */
 const byPriority = ['failed', 'closed', 'closing', 'authorizing', 'offline', 'reconnecting', 'connecting', 'connected'] as const;

@@ -161,7 +161,15 @@ function useKeepOnHide(texts: { readonly current: string[] }, keep: (texts: read
 
 const noMemory: PageMemory = { restored: false, notifications: [], keep: () => undefined };
 
-export function App({ transport, server, memory = noMemory }: { transport: StreamableHTTPClientTransport; server: string; memory?: PageMemory }) {
+export function App({
+  transport,
+  server,
+  memory = noMemory,
+}: {
+  transport: StreamableHTTPClientTransport;
+  server: string;
+  memory?: PageMemory;
+}) {
   const status = useSelector(transport.actor, statusOf);
   const paths = useSelector(transport.actor, (snapshot) => statePaths(snapshot.value).join(', '));
   // X1: the page shows the session's fingerprint, never the session ID.

@@ -1,6 +1,12 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { parseSavedState, StreamableHTTPClientTransport, viewInspector, type SavedTransportState, type StreamableHTTPClientTransportOptions } from '../../src/index.js';
+import {
+  parseSavedState,
+  StreamableHTTPClientTransport,
+  viewInspector,
+  type SavedTransportState,
+  type StreamableHTTPClientTransportOptions,
+} from '../../src/index.js';
 import { App, type PageMemory } from './app.js';
 
 // The MCP endpoint comes from the page's address: ?server=http://127.0.0.1:3000/mcp
@@ -68,8 +74,8 @@ createRoot(container).render(
       <main>
         <h1>MCP transport status</h1>
         <p>
-          Add the MCP server to the address: <code>?server=http://127.0.0.1:PORT/mcp</code> (<code>npm run example</code>{' '}
-          prints a complete link).
+          Add the MCP server to the address: <code>?server=http://127.0.0.1:PORT/mcp</code> (<code>npm run example</code> prints a complete
+          link).
         </p>
       </main>
     ) : (

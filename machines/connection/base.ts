@@ -172,8 +172,14 @@ export const connectionSetup = setup({
 
 type Setup = typeof connectionSetup;
 type BaseAction = Parameters<Setup['createAction']>[0];
-type ActorsOf<A> = A extends ActionFunction<ConnectionContext, ConnectionEvent, ConnectionEvent, unknown, infer T, never, never, infer _D, ConnectionEmitted> ? T : never;
-type DelaysOf<A> = A extends ActionFunction<ConnectionContext, ConnectionEvent, ConnectionEvent, unknown, infer _T, never, never, infer D, ConnectionEmitted> ? D : never;
+type ActorsOf<A> =
+  A extends ActionFunction<ConnectionContext, ConnectionEvent, ConnectionEvent, unknown, infer T, never, never, infer _D, ConnectionEmitted>
+    ? T
+    : never;
+type DelaysOf<A> =
+  A extends ActionFunction<ConnectionContext, ConnectionEvent, ConnectionEvent, unknown, infer _T, never, never, infer D, ConnectionEmitted>
+    ? D
+    : never;
 type Actors = ActorsOf<BaseAction>;
 type Delays = DelaysOf<BaseAction>;
 
@@ -188,7 +194,17 @@ export function guards<T extends Record<string, Params>>(impl: {
 
 /** Actions written beside their states, typed as `setup()` would; the index registers them by name. */
 export function actions<T extends Record<string, Params>>(impl: {
-  [K in keyof T]: ActionFunction<ConnectionContext, ConnectionEvent, ConnectionEvent, T[K], Actors, never, never, Delays, ConnectionEmitted>;
+  [K in keyof T]: ActionFunction<
+    ConnectionContext,
+    ConnectionEvent,
+    ConnectionEvent,
+    T[K],
+    Actors,
+    never,
+    never,
+    Delays,
+    ConnectionEmitted
+  >;
 }) {
   return impl;
 }

@@ -7,7 +7,6 @@ import type { DoneActorEvent, ErrorActorEvent } from 'xstate';
 import { McpTransportError, StreamableHTTPError, TransportClosedError } from '../errors.js';
 import { deleteInput, failCall, actions, guards, type ConnectionState } from './base.js';
 
-
 /** What a DELETE's answer is reported as (typed params, not a look into the event). */
 const deleteStatus = ({ event }: { event: DoneActorEvent<{ status: number }> }) => ({ status: event.output.status });
 const deleteFailure = ({ event }: { event: ErrorActorEvent }) => ({ cause: event.error });
@@ -55,10 +54,10 @@ export const closingActions = actions({
   refuseTerminate: enqueueActions(({ context, enqueue }, params: { status?: number | undefined; cause?: unknown }) => {
     const { status, cause } = params;
     context.terminateTicket?.failed(
-      new StreamableHTTPError(
-        status === undefined ? 'DELETE of the session failed' : `DELETE of the session answered HTTP ${status}`,
-        { status, cause },
-      ),
+      new StreamableHTTPError(status === undefined ? 'DELETE of the session failed' : `DELETE of the session answered HTTP ${status}`, {
+        status,
+        cause,
+      }),
     );
     enqueue.assign({ terminateTicket: undefined });
   }),

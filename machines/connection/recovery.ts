@@ -45,7 +45,9 @@ export const recoveryActions = actions({
   /** A message that met a 404 waits for the new session (at most once: its origin becomes `retry`). */
   requeue: assign(({ context, event }) => {
     assertEvent(event, 'post.failed');
-    return { queue: [...context.queue, { message: event.message, ticket: event.ticket, origin: 'retry' as const, attempts: event.attempts }] };
+    return {
+      queue: [...context.queue, { message: event.message, ticket: event.ticket, origin: 'retry' as const, attempts: event.attempts }],
+    };
   }),
   reinitialize: assign(({ context, spawn }) =>
     context.initializeRequest === undefined

@@ -41,9 +41,7 @@ export type ConnectionEvent =
   | NetworkEvent;
 
 /** What the legacy (2024-11-05) stream actor tells the chart (L1). */
-export type LegacyStreamReport =
-  | { type: 'legacy.endpoint'; endpoint: string }
-  | { type: 'legacy.ended'; error: Error };
+export type LegacyStreamReport = { type: 'legacy.endpoint'; endpoint: string } | { type: 'legacy.ended'; error: Error };
 
 /** What the running chart tells its host (the facade, a UI) without being asked. */
 export type ConnectionEmitted =

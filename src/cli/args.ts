@@ -77,7 +77,14 @@ export function parseUrl(text: string): URL {
 
 export function parseArgs(argv: string[]): Parsed {
   const positional: string[] = [];
-  const options: Omit<CliOptions, 'url' | 'call'> = { headers: [], watch: false, record: undefined, view: false, json: false, timeoutMs: 30_000 };
+  const options: Omit<CliOptions, 'url' | 'call'> = {
+    headers: [],
+    watch: false,
+    record: undefined,
+    view: false,
+    json: false,
+    timeoutMs: 30_000,
+  };
   let tool: string | undefined;
   let toolArgs: Record<string, unknown> | undefined;
   for (let i = 0; i < argv.length; i++) {

@@ -135,10 +135,14 @@ export async function connect(options: CliOptions): Promise<number> {
   };
   const session = new CliSession(transport, (notification) => {
     const params = notification.params === undefined ? '' : JSON.stringify(notification.params);
-    out.event('notified', `${notification.method}${params === '' || params === '{}' ? '' : ` ${params.length > 200 ? `${params.slice(0, 199)}…` : params}`}`, {
-      method: notification.method,
-      params: notification.params,
-    });
+    out.event(
+      'notified',
+      `${notification.method}${params === '' || params === '{}' ? '' : ` ${params.length > 200 ? `${params.slice(0, 199)}…` : params}`}`,
+      {
+        method: notification.method,
+        params: notification.params,
+      },
+    );
   });
   const wait = <T>(what: string, promise: Promise<T>) => step(out, what, promise, options.timeoutMs, chart.current);
 

@@ -33,14 +33,17 @@ function chain(error: unknown): unknown[] {
 }
 
 export function describeError(error: unknown): string {
-  return chain(error)
-    .map((e) => (e instanceof Error ? e.message : String(e)))
-    // A wrapper's message usually repeats its cause's: keep each text once.
-    .filter((message, i, all) => message !== '' && !all.slice(0, i).some((earlier) => earlier.includes(message)))
-    .join(' ← ');
+  return (
+    chain(error)
+      .map((e) => (e instanceof Error ? e.message : String(e)))
+      // A wrapper's message usually repeats its cause's: keep each text once.
+      .filter((message, i, all) => message !== '' && !all.slice(0, i).some((earlier) => earlier.includes(message)))
+      .join(' ← ')
+  );
 }
 
-const networkCodes = /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|UND_ERR_CONNECT_TIMEOUT|UND_ERR_SOCKET)$/;
+const networkCodes =
+  /^(ECONNREFUSED|ECONNRESET|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|UND_ERR_CONNECT_TIMEOUT|UND_ERR_SOCKET)$/;
 
 function networkCode(error: unknown): string | undefined {
   for (const e of chain(error)) {
@@ -61,10 +64,14 @@ export function classify(error: unknown, url: string): Failure {
   if (error instanceof StepTimeoutError) return failure('timeout', detail);
   const status = httpStatus(error);
   if (status === 401 || status === 403) {
-    return failure('unauthorized', `${url} needs authorization (HTTP ${status}); pass a token with --header 'Authorization: Bearer …'  [${detail}]`);
+    return failure(
+      'unauthorized',
+      `${url} needs authorization (HTTP ${status}); pass a token with --header 'Authorization: Bearer …'  [${detail}]`,
+    );
   }
   const code = networkCode(error);
-  if (code !== undefined) return failure('unreachable', `cannot reach ${url} (${code}): is the server running, and is the address right?  [${detail}]`);
+  if (code !== undefined)
+    return failure('unreachable', `cannot reach ${url} (${code}): is the server running, and is the address right?  [${detail}]`);
   if (status !== undefined || chain(error).some((e) => e instanceof ProtocolError)) {
     return failure('notMcp', `${url} does not answer as an MCP server${status === undefined ? '' : ` (HTTP ${status})`}  [${detail}]`);
   }

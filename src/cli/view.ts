@@ -12,7 +12,10 @@ export async function viewCommand(argv: string[]): Promise<number> {
   const file = argv[0];
   const recording = file === undefined ? undefined : { text: await readFile(file, 'utf8'), name: basename(file) };
   const server = await serveView(recording === undefined ? {} : { recording });
-  const what = recording === undefined ? 'live: run `mcp-xstate-transport <url> --watch --view`, or attachToView(transport, url)' : `replaying ${recording.name}`;
+  const what =
+    recording === undefined
+      ? 'live: run `mcp-xstate-transport <url> --watch --view`, or attachToView(transport, url)'
+      : `replaying ${recording.name}`;
   console.log(`chart view: ${server.url.href} (${what})`);
   console.log('Ctrl-C stops it.');
   await new Promise<void>((resolve) => {

@@ -86,7 +86,9 @@ export async function authorize(request: AuthorizeRequest): Promise<'AUTHORIZED'
   const result = await sdk.auth(request.provider as never, options);
   if (result !== 'AUTHORIZED') {
     throw await unauthorizedError(
-      request.authorizationCode === undefined ? 'authorization needs the user: redirected to the authorization server' : 'Failed to authorize',
+      request.authorizationCode === undefined
+        ? 'authorization needs the user: redirected to the authorization server'
+        : 'Failed to authorize',
     );
   }
   return result;

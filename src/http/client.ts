@@ -37,7 +37,10 @@ export function registerFastClient(factory: FastClientFactory): void {
  * The sender for a transport: the caller's fetch when given (H9); else the registered fast
  * client when `requestInit` and the redirect policy allow it; else the global fetch.
  */
-export function chooseSender(options: { fetch: FetchLike | undefined; init: RequestInit; redirectPolicy: 'same-origin' | 'follow' }): { fetch: FetchLike; send: HttpSend } {
+export function chooseSender(options: { fetch: FetchLike | undefined; init: RequestInit; redirectPolicy: 'same-origin' | 'follow' }): {
+  fetch: FetchLike;
+  send: HttpSend;
+} {
   const fetchFn: FetchLike = options.fetch ?? ((input, requestInit) => fetch(input, requestInit));
   const fast = options.fetch === undefined && options.redirectPolicy === 'same-origin' ? fastClient?.(options.init, fetchFn) : undefined;
   return { fetch: fetchFn, send: fast ?? fetchFn };
@@ -137,9 +140,14 @@ export class HttpClient {
     const lifetime = this.lifetime;
     // One listener per lifetime on the caller's signal, never one per request (H10).
     if (outer.aborted) this.end(outer.reason);
-    else outer.addEventListener('abort', () => {
-      if (this.lifetime === lifetime) this.end(outer.reason);
-    }, { once: true, signal: lifetime.signal });
+    else
+      outer.addEventListener(
+        'abort',
+        () => {
+          if (this.lifetime === lifetime) this.end(outer.reason);
+        },
+        { once: true, signal: lifetime.signal },
+      );
   }
 
   /** Aborts every request, stream and body still running in this lifetime. */
@@ -206,7 +214,8 @@ export class HttpClient {
       const target = redirectTarget(response, from);
       if (target === undefined || hops >= maxRedirects) return response;
       const keepsMethod = response.status === 307 || response.status === 308 || method === 'GET' || method === 'HEAD';
-      const addsUserinfo = (target.username !== '' || target.password !== '') && (target.username !== from.username || target.password !== from.password);
+      const addsUserinfo =
+        (target.username !== '' || target.password !== '') && (target.username !== from.username || target.password !== from.password);
       if (!keepsMethod || addsUserinfo || !isWithinOrigin(from, target)) return response;
       await response.body?.cancel().catch(() => undefined);
       return follow(target, await fetchFn(target, manual), hops + 1);
@@ -226,7 +235,11 @@ export class HttpClient {
       const headers = { ...this.config.headers.custom, ...Object.fromEntries(new Headers(init?.headers).entries()) };
       const signals = [signal, init?.signal ?? undefined].filter((s): s is AbortSignal => s !== undefined);
       const merged = signals.length === 0 ? undefined : signals.length === 1 ? signals[0] : AbortSignal.any(signals);
-      return this.fetchWithPolicy(new URL(url), { ...this.config.init, ...init, headers, ...(merged ? { signal: merged } : {}) }, this.config.fetch);
+      return this.fetchWithPolicy(
+        new URL(url),
+        { ...this.config.init, ...init, headers, ...(merged ? { signal: merged } : {}) },
+        this.config.fetch,
+      );
     };
   }
 

@@ -1,10 +1,4 @@
-import type {
-  GetResult,
-  JSONRPCMessage,
-  JSONRPCResponse,
-  MessageSink,
-  PostResult,
-} from '../../machines/events.js';
+import type { GetResult, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult } from '../../machines/events.js';
 import type { PostRequestInput } from '../../machines/post-stream.js';
 import { formatStack, McpTransportError, MessageTooLargeError, ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
 import { cut, isResponse, sessionIdProblem, validateMessage } from '../schema.js';
@@ -72,7 +66,13 @@ function complainsOfSession(body: string): boolean {
     const value: unknown = JSON.parse(body);
     if (typeof value !== 'object' || value === null || !('error' in value)) return false;
     const { error } = value;
-    return typeof error === 'object' && error !== null && 'message' in error && typeof error.message === 'string' && /session/i.test(error.message);
+    return (
+      typeof error === 'object' &&
+      error !== null &&
+      'message' in error &&
+      typeof error.message === 'string' &&
+      /session/i.test(error.message)
+    );
   } catch {
     return false;
   }
@@ -83,10 +83,13 @@ function sessionGone(status: number, body: string, sessionId: string | undefined
   if (sessionId === undefined) return false;
   if (status === 404) return true;
   if (status !== 400 || !complainsOfSession(body)) return false;
-  warnOnce(sink, 'P11', () =>
-    new ProtocolError(
-      `${what} answered HTTP 400 "${cut(body, 200)}" for an unknown session; the MCP specification asks for 404 (this server copies an older SDK example); treating the session as expired`,
-    ),
+  warnOnce(
+    sink,
+    'P11',
+    () =>
+      new ProtocolError(
+        `${what} answered HTTP 400 "${cut(body, 200)}" for an unknown session; the MCP specification asks for 404 (this server copies an older SDK example); treating the session as expired`,
+      ),
   );
   return true;
 }
@@ -108,8 +111,10 @@ function responseSessionId(response: HttpResponse, initializing: boolean, sink: 
   const reason = sessionIdProblem(raw);
   if (reason === undefined) return raw;
   if (initializing) throw new ProtocolError(`server sent an invalid session ID (${reason}); refusing it`);
-  warnOnce(sink, 'H7-invalid', () =>
-    new ProtocolError(`server sent an invalid session ID on a later response (${reason}); ignoring it, keeping the established one`),
+  warnOnce(
+    sink,
+    'H7-invalid',
+    () => new ProtocolError(`server sent an invalid session ID on a later response (${reason}); ignoring it, keeping the established one`),
   );
   return undefined;
 }
@@ -273,11 +278,7 @@ async function jsonBodyText(response: HttpResponse, limit: number): Promise<stri
  * handed back for the chart to deliver when it is the last message (the usual case); otherwise
  * everything is delivered here, in order.
  */
-function deliverJsonBody(
-  text: string,
-  requestIds: PostRequestInput['requestIds'],
-  sink: MessageSink,
-): JSONRPCResponse | undefined {
+function deliverJsonBody(text: string, requestIds: PostRequestInput['requestIds'], sink: MessageSink): JSONRPCResponse | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -298,7 +299,7 @@ function deliverJsonBody(
   if (!single && !messages.some((m) => isResponse(m) && m.id != null && requestIds.includes(m.id))) {
     throw new ProtocolError('JSON response body did not contain the response to the request');
   }
-  return single ? (last) : undefined;
+  return single ? last : undefined;
 }
 
 /**

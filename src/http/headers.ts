@@ -4,13 +4,7 @@
  */
 
 /** Headers the transport owns: a caller's `requestInit.headers` cannot override them (H8). */
-const transportOwned = new Set([
-  'content-type',
-  'accept',
-  'mcp-session-id',
-  'mcp-protocol-version',
-  'last-event-id',
-]);
+const transportOwned = new Set(['content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id']);
 
 export interface BaseHeaders {
   /** The caller's headers, lower-cased, without the transport-owned ones. */

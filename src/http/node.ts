@@ -69,7 +69,10 @@ function decoder(coding: string): zlib.Gunzip | zlib.Inflate | zlib.BrotliDecomp
   if (coding === 'gzip' || coding === 'x-gzip') return zlib.createGunzip(flush);
   if (coding === 'deflate') return zlib.createInflate(flush);
   if (coding === 'br') {
-    return zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH, finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH });
+    return zlib.createBrotliDecompress({
+      flush: zlib.constants.BROTLI_OPERATION_FLUSH,
+      finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH,
+    });
   }
   return undefined;
 }
@@ -79,7 +82,12 @@ function decodedBody(res: IncomingMessage, method: string): Readable {
   const header = res.headers['content-encoding'];
   const status = res.statusCode ?? 0;
   if (header === undefined || method === 'HEAD' || [101, 204, 205, 304].includes(status)) return res;
-  const codings = header.toLowerCase().split(',').map((c) => c.trim()).filter((c) => c !== '' && c !== 'identity').reverse();
+  const codings = header
+    .toLowerCase()
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '' && c !== 'identity')
+    .reverse();
   const decoders = codings.map(decoder);
   if (decoders.length === 0 || decoders.some((d) => d === undefined)) return res;
   let out: Readable = res;
@@ -225,7 +233,9 @@ function nodeRequest(url: URL, init: RequestInit): Promise<HttpResponse> {
     method,
     headers,
     agent: url.protocol === 'https:' ? agents['https:'] : agents['http:'],
-    ...(url.username !== '' || url.password !== '' ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` } : {}),
+    ...(url.username !== '' || url.password !== ''
+      ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` }
+      : {}),
   };
   return new Promise((resolve, reject) => {
     if (signal.aborted) {

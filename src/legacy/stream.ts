@@ -21,7 +21,9 @@ export function openLegacyStream(
   let ended = false;
   // F7: the wait for the endpoint is bounded: a server that never names it fails the connect.
   let endpointTimer: ReturnType<typeof setTimeout> | undefined = setTimeout(() => {
-    end(new ProtocolError(`legacy fallback: the server sent no endpoint event within ${options.endpointTimeout} ms (legacyEndpointTimeout)`));
+    end(
+      new ProtocolError(`legacy fallback: the server sent no endpoint event within ${options.endpointTimeout} ms (legacyEndpointTimeout)`),
+    );
     stopStream();
   }, options.endpointTimeout);
   const clearEndpointTimer = () => {
@@ -53,7 +55,12 @@ export function openLegacyStream(
     clearEndpointTimer();
     report({ type: 'legacy.endpoint', endpoint: endpoint.href });
   };
-  openEventStream(http, sink, { sessionId: undefined, protocolVersion: undefined, lastEventId: undefined, authorization: options.authorization, established: false }, controller.signal)
+  openEventStream(
+    http,
+    sink,
+    { sessionId: undefined, protocolVersion: undefined, lastEventId: undefined, authorization: options.authorization, established: false },
+    controller.signal,
+  )
     .then((result) => {
       if (ended || controller.signal.aborted) {
         if (result.kind === 'sse') {

@@ -170,7 +170,10 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
         active = false;
         return;
       }
-      finish({ type: 'stream.ended', end: end(new StreamIdleError('stream sent nothing within streamIdleTimeout; treating it as dropped')) });
+      finish({
+        type: 'stream.ended',
+        end: end(new StreamIdleError('stream sent nothing within streamIdleTimeout; treating it as dropped')),
+      });
       reader.cancel().catch(() => undefined);
     },
     stop() {

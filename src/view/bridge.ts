@@ -104,13 +104,23 @@ function createBridge(
  * Attaches the view to a transport that is already running: the actors alive now are sent as
  * if they had just started, then every inspection event of the transport's actor system.
  */
-export function attachToView(transport: { readonly actor: AnyActorRef }, viewUrl: URL | string, options: ViewBridgeOptions = {}): ViewBridge {
+export function attachToView(
+  transport: { readonly actor: AnyActorRef },
+  viewUrl: URL | string,
+  options: ViewBridgeOptions = {},
+): ViewBridge {
   const root = transport.actor;
   return createBridge(viewUrl, options, (inspect) => {
     const announce = (ref: AnyActorRef, depth: number) => {
       const snapshot: unknown = ref.getSnapshot();
       inspect.next?.({ type: '@xstate.actor', actorRef: ref, rootId: root.sessionId });
-      inspect.next?.({ type: '@xstate.snapshot', actorRef: ref, rootId: root.sessionId, snapshot: ref.getSnapshot() as Snapshot<unknown>, event: { type: 'xstate.init' } });
+      inspect.next?.({
+        type: '@xstate.snapshot',
+        actorRef: ref,
+        rootId: root.sessionId,
+        snapshot: ref.getSnapshot() as Snapshot<unknown>,
+        event: { type: 'xstate.init' },
+      });
       const children = typeof snapshot === 'object' && snapshot !== null && 'children' in snapshot ? snapshot.children : undefined;
       if (typeof children !== 'object' || children === null || depth > 5) return;
       for (const child of Object.values(children as Record<string, AnyActorRef | undefined>)) {

@@ -5,6 +5,15 @@
 export { serveView, recorderLines, type ViewServer, type ViewServerOptions } from './server.js';
 export { attachToView, viewInspector, type ViewBridge, type ViewBridgeOptions } from './bridge.js';
 export { transportCharts, transportChartVersion, chartVersion, type ChartMachine, type ChartNode } from './chart-model.js';
-export { parseRecording, frameAt, activePaths, describeRecord, type Recording, type RecordLine, type Frame, type ActorFrame } from './replay.js';
+export {
+  parseRecording,
+  frameAt,
+  activePaths,
+  describeRecord,
+  type Recording,
+  type RecordLine,
+  type Frame,
+  type ActorFrame,
+} from './replay.js';
 export { pageHtml } from './page.js';
 export { packageVersion } from './version.js';

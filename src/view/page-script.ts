@@ -19,7 +19,10 @@ export interface PageBoot {
   recording: { url: string; name: string } | undefined;
 }
 
-export type ReplayLib = Pick<typeof Replay, 'parseRecording' | 'frameAt' | 'activePaths' | 'describeRecord' | 'timerLabel' | 'guessMachine'>;
+export type ReplayLib = Pick<
+  typeof Replay,
+  'parseRecording' | 'frameAt' | 'activePaths' | 'describeRecord' | 'timerLabel' | 'guessMachine'
+>;
 
 export function startPage(boot: PageBoot, lib: ReplayLib): void {
   const byId = (id: string): HTMLElement => {
@@ -113,7 +116,8 @@ export function startPage(boot: PageBoot, lib: ReplayLib): void {
         ? undefined
         : 'This recording has no header line, so the chart it was made against is unknown: states are not highlighted (the log is shown).';
     }
-    if (header.format !== boot.format) return `This recording's format is ${String(header.format)}; this view reads ${boot.format}. States are not highlighted.`;
+    if (header.format !== boot.format)
+      return `This recording's format is ${String(header.format)}; this view reads ${boot.format}. States are not highlighted.`;
     if (header.chart !== boot.chart) {
       return `This recording was made with package ${String(header.package)} against chart ${String(header.chart)}; this view draws chart ${boot.chart} (package ${boot.package}). The charts differ, so states are not highlighted; the log is shown as recorded.`;
     }
@@ -145,7 +149,11 @@ export function startPage(boot: PageBoot, lib: ReplayLib): void {
     item.className = `kind-${record.kind}${hidden ? ' internal' : ''}`;
     item.dataset.index = String(at);
     const who = machine === 'connection' ? 'connection' : record.actor;
-    item.append(make('span', 'time', `+${seconds(record.t - start())}`), make('span', 'actor', who), make('span', 'text', lib.describeRecord(record)));
+    item.append(
+      make('span', 'time', `+${seconds(record.t - start())}`),
+      make('span', 'actor', who),
+      make('span', 'text', lib.describeRecord(record)),
+    );
     return item;
   };
 
@@ -207,7 +215,11 @@ export function startPage(boot: PageBoot, lib: ReplayLib): void {
         actor.timers.map((timer) => {
           const left = Math.max(timer.due - now, 0);
           const attempt = actor.attempt !== undefined && actor.attempt > 0 ? `, attempt ${actor.attempt}` : '';
-          return make('li', undefined, `${actor.name}: ${lib.timerLabel(timer.id)}: ${seconds(left)} left of ${seconds(timer.delay)}${attempt}`);
+          return make(
+            'li',
+            undefined,
+            `${actor.name}: ${lib.timerLabel(timer.id)}: ${seconds(left)} left of ${seconds(timer.delay)}${attempt}`,
+          );
         }),
       ),
     );
@@ -217,7 +229,9 @@ export function startPage(boot: PageBoot, lib: ReplayLib): void {
     // The session of the connection that started last (a live view can see one transport after another).
     const session = frame.actors.filter((actor) => actor.parent === undefined).at(-1)?.session;
     position.textContent =
-      records.length === 0 ? 'no records' : `record ${index + 1} of ${records.length} · +${seconds((t ?? start()) - start())}${session === undefined ? '' : ` · session ${session}`}`;
+      records.length === 0
+        ? 'no records'
+        : `record ${index + 1} of ${records.length} · +${seconds((t ?? start()) - start())}${session === undefined ? '' : ` · session ${session}`}`;
     slider.min = String(start());
     slider.max = String(records.at(-1)?.t ?? start());
     slider.value = String(t ?? start());
@@ -350,19 +364,21 @@ export function startPage(boot: PageBoot, lib: ReplayLib): void {
 
   if (boot.recording !== undefined) {
     const { url, name } = boot.recording;
-    fetch(url).then(
-      async (response) => {
-        if (!response.ok) throw new Error(`HTTP ${response.status}`);
-        load(await response.text(), name);
-      },
-      (error: unknown) => {
+    fetch(url)
+      .then(
+        async (response) => {
+          if (!response.ok) throw new Error(`HTTP ${response.status}`);
+          load(await response.text(), name);
+        },
+        (error: unknown) => {
+          banner.hidden = false;
+          banner.textContent = `Could not load the recording: ${String(error)}`;
+        },
+      )
+      .catch((error: unknown) => {
         banner.hidden = false;
         banner.textContent = `Could not load the recording: ${String(error)}`;
-      },
-    ).catch((error: unknown) => {
-      banner.hidden = false;
-      banner.textContent = `Could not load the recording: ${String(error)}`;
-    });
+      });
   } else {
     startLive();
   }

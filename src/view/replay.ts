@@ -127,7 +127,8 @@ export function leafText(value: unknown): string {
 export function frameAt(records: readonly RecordLine[], index: number): Frame {
   const actors = new Map<string, ActorFrame>();
   const last = Math.min(index, records.length - 1);
-  const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
+  const strings = (value: unknown): string[] =>
+    Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
   for (let i = 0; i <= last; i++) {
     const record = records[i];
     if (record === undefined) continue;

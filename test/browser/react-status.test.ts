@@ -95,8 +95,17 @@ afterAll(async () => {
 describe('the status page in headless Chromium', () => {
   it('U5: the page, the transport and the SDK Client bundle for the browser with no Node-only module in the import graph', async () => {
     const modules = bundle.output.flatMap((item) => (item.type === 'chunk' ? item.moduleIds : []));
-    for (const file of ['src/transport.ts', 'src/data-plane.ts', 'src/sse/reader.ts', 'machines/connection/index.ts', 'machines/standalone-stream.ts']) {
-      expect(modules.some((id) => id.endsWith(file)), file).toBe(true);
+    for (const file of [
+      'src/transport.ts',
+      'src/data-plane.ts',
+      'src/sse/reader.ts',
+      'machines/connection/index.ts',
+      'machines/standalone-stream.ts',
+    ]) {
+      expect(
+        modules.some((id) => id.endsWith(file)),
+        file,
+      ).toBe(true);
     }
     expect(modules.some((id) => id.includes('@xstate/react'))).toBe(true);
     expect(modules.filter((id) => id.startsWith('node:') || id.includes('browser-external'))).toEqual([]);

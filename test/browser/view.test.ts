@@ -39,7 +39,8 @@ const pageErrors: string[] = [];
 const requestsOffLoopback: string[] = [];
 
 const box = (machine: string, path: string): Locator => page.locator(`[data-state="${machine}:${path}"]`);
-const isActive = (machine: string, path: string): Promise<boolean> => box(machine, path).evaluate((element) => element.classList.contains('active'));
+const isActive = (machine: string, path: string): Promise<boolean> =>
+  box(machine, path).evaluate((element) => element.classList.contains('active'));
 /** The log lines shown (internal ones are hidden by default). */
 const logItems = (): Locator => page.getByRole('list', { name: 'Log' }).getByRole('listitem');
 /** The log line of record `index`. */
@@ -91,7 +92,16 @@ beforeAll(async () => {
     executablePath: chromiumPath,
     headless: true,
     viewport: { width: 1500, height: 1000 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   page = browser.pages()[0] ?? (await browser.newPage());
   page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -155,7 +165,8 @@ describe('the chart view in headless Chromium', () => {
 
     // Jump (click the log) to the event that told the chart its session was gone, then step to the recovery.
     const missing = records.findIndex(
-      (record, index) => index > backoff && record.kind === 'event' && (record.event === 'standalone.sessionMissing' || record.event === 'post.failed'),
+      (record, index) =>
+        index > backoff && record.kind === 'event' && (record.event === 'standalone.sessionMissing' || record.event === 'post.failed'),
     );
     expect(missing).toBeGreaterThan(backoff);
     await logItem(missing).click();
@@ -181,7 +192,12 @@ describe('the chart view in headless Chromium', () => {
     for (const id of secretSessions) expect(content).not.toContain(id);
 
     // The time slider's end is the last record: the transport closed.
-    await page.getByRole('slider', { name: 'Time' }).fill(await page.getByRole('slider', { name: 'Time' }).getAttribute('max').then((max) => max ?? ''));
+    await page.getByRole('slider', { name: 'Time' }).fill(
+      await page
+        .getByRole('slider', { name: 'Time' })
+        .getAttribute('max')
+        .then((max) => max ?? ''),
+    );
     await expect.poll(position, patience).toMatch(new RegExp(`^record ${records.length} of ${records.length}`));
     expect(await isActive('connection', 'closed')).toBe(true);
     // And back: step back leaves the last record.
@@ -193,7 +209,10 @@ describe('the chart view in headless Chromium', () => {
     const [head, ...rest] = recordingLines;
     const header = JSON.parse(head!) as JsonlRecord;
     const other = join(dir!, 'old-chart.jsonl');
-    writeFileSync(other, [JSON.stringify({ ...header, chart: '0000000000000000', package: '0.0.1' }), 'not json at all', ...rest].join('\n'));
+    writeFileSync(
+      other,
+      [JSON.stringify({ ...header, chart: '0000000000000000', package: '0.0.1' }), 'not json at all', ...rest].join('\n'),
+    );
     await page.locator('#file').setInputFiles(other);
     await expect.poll(() => banner().innerText(), patience).toContain('package 0.0.1 against chart 0000000000000000');
     expect(await banner().innerText()).toContain('line 2: not JSON');
@@ -218,8 +237,24 @@ describe('the chart view in headless Chromium', () => {
       await expect.poll(position, patience).toMatch(/session #[0-9a-f]{8}$/);
 
       await proxy.restartBackend();
-      await expect.poll(() => logItems().allInnerTexts().then((texts) => texts.join('\n')), patience).toMatch(/→ reconnecting\.reinitializing \[reconnecting\]/);
-      await expect.poll(() => logItems().allInnerTexts().then((texts) => texts.join('\n')), patience).toMatch(/emit session\.changed #[0-9a-f]{8} → #[0-9a-f]{8}/);
+      await expect
+        .poll(
+          () =>
+            logItems()
+              .allInnerTexts()
+              .then((texts) => texts.join('\n')),
+          patience,
+        )
+        .toMatch(/→ reconnecting\.reinitializing \[reconnecting\]/);
+      await expect
+        .poll(
+          () =>
+            logItems()
+              .allInnerTexts()
+              .then((texts) => texts.join('\n')),
+          patience,
+        )
+        .toMatch(/emit session\.changed #[0-9a-f]{8} → #[0-9a-f]{8}/);
       await expect.poll(() => transport.sessionId !== undefined && transport.sessionId !== before, patience).toBe(true);
       expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'live' } }))).toBe('live');
       await expect.poll(() => isActive('connection', 'open.session.active'), patience).toBe(true);
@@ -242,40 +277,44 @@ describe('the chart view in headless Chromium', () => {
     expect(requestsOffLoopback).toEqual([]);
   });
 
-  it('W5: the example status page feeds the view live (&view=): its session shows in the view as a fingerprint', { timeout: 90_000 }, async () => {
-    const outDir = mkdtempSync(join(tmpdir(), 'chart-view-example-'));
-    const configFile = fileURLToPath(new URL('../../examples/react-status/vite.config.ts', import.meta.url));
-    await build({ configFile, logLevel: 'warn', build: { outDir, emptyOutDir: true } });
-    const site = await preview({ configFile, logLevel: 'warn', build: { outDir }, preview: { host: '127.0.0.1', port: 0 } });
-    const mcp = await startCorsServer();
-    const example = await browser!.newPage();
-    try {
-      example.on('pageerror', (error) => pageErrors.push(error.message));
-      const address = site.resolvedUrls?.local[0];
-      if (address === undefined) throw new Error('vite preview reported no address');
-      await example.goto(`${address}?server=${encodeURIComponent(mcp.url.href)}&view=${encodeURIComponent(view!.url.href)}`);
-      await expect.poll(() => example.getByRole('status', { name: 'Connection' }).innerText(), patience).toBe('connected');
-      const shown = await example.getByTestId('session').innerText();
-      expect(shown).toMatch(/^#[0-9a-f]{8}$/);
-      // The view draws on animation frames, which a background tab does not get.
-      await page.bringToFront();
-      // The view was left stepped back by the previous test: follow the live transport again.
-      await page.locator('#follow').check();
-      await expect.poll(position, patience).toContain(`session ${shown}`);
-      await expect.poll(() => isActive('connection', 'open.session.active'), patience).toBe(true);
-      expect(await banner().isHidden()).toBe(true);
-      const ids = [...mcp.backend.sessions.keys()];
-      expect(ids.length).toBeGreaterThan(0);
-      const content = await page.content();
-      for (const id of ids) expect(content).not.toContain(id);
-      expect(pageErrors).toEqual([]);
-    } finally {
-      await example.close();
-      await mcp.close();
-      await site.close();
-      rmSync(outDir, { recursive: true, force: true });
-    }
-  });
+  it(
+    'W5: the example status page feeds the view live (&view=): its session shows in the view as a fingerprint',
+    { timeout: 90_000 },
+    async () => {
+      const outDir = mkdtempSync(join(tmpdir(), 'chart-view-example-'));
+      const configFile = fileURLToPath(new URL('../../examples/react-status/vite.config.ts', import.meta.url));
+      await build({ configFile, logLevel: 'warn', build: { outDir, emptyOutDir: true } });
+      const site = await preview({ configFile, logLevel: 'warn', build: { outDir }, preview: { host: '127.0.0.1', port: 0 } });
+      const mcp = await startCorsServer();
+      const example = await browser!.newPage();
+      try {
+        example.on('pageerror', (error) => pageErrors.push(error.message));
+        const address = site.resolvedUrls?.local[0];
+        if (address === undefined) throw new Error('vite preview reported no address');
+        await example.goto(`${address}?server=${encodeURIComponent(mcp.url.href)}&view=${encodeURIComponent(view!.url.href)}`);
+        await expect.poll(() => example.getByRole('status', { name: 'Connection' }).innerText(), patience).toBe('connected');
+        const shown = await example.getByTestId('session').innerText();
+        expect(shown).toMatch(/^#[0-9a-f]{8}$/);
+        // The view draws on animation frames, which a background tab does not get.
+        await page.bringToFront();
+        // The view was left stepped back by the previous test: follow the live transport again.
+        await page.locator('#follow').check();
+        await expect.poll(position, patience).toContain(`session ${shown}`);
+        await expect.poll(() => isActive('connection', 'open.session.active'), patience).toBe(true);
+        expect(await banner().isHidden()).toBe(true);
+        const ids = [...mcp.backend.sessions.keys()];
+        expect(ids.length).toBeGreaterThan(0);
+        const content = await page.content();
+        for (const id of ids) expect(content).not.toContain(id);
+        expect(pageErrors).toEqual([]);
+      } finally {
+        await example.close();
+        await mcp.close();
+        await site.close();
+        rmSync(outDir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('W5: the view server refuses a non-loopback Host header and lines that are not recorder lines', async () => {
     // fetch may not set Host: a plain request, as a DNS-rebinding page would arrive.

@@ -83,7 +83,9 @@ function textOf(result: CallToolResult): string {
 async function callTool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
   const started = performance.now();
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
-  log(`tools/call ${name} → ${result.isError === true ? 'error' : 'ok'} in ${Math.round(performance.now() - started)} ms: ${textOf(result)}`);
+  log(
+    `tools/call ${name} → ${result.isError === true ? 'error' : 'ok'} in ${Math.round(performance.now() - started)} ms: ${textOf(result)}`,
+  );
   if (result.isError === true) throw new Error(`tool ${name} failed: ${textOf(result)}`);
   return result;
 }

@@ -27,10 +27,14 @@ function runScenarios(names: string[]): Promise<{ code: number | null; output: s
 }
 
 describe('MCP conformance suite', () => {
-  it('A4: auth scenarios (metadata discovery, scope step-up, client credentials) and tools_call pass with the SDK Client over this transport', { timeout: 120_000 }, async () => {
-    const scenarios = ['tools_call', 'auth/metadata-default', 'auth/scope-step-up', 'auth/client-credentials-basic'];
-    const { code, output } = await runScenarios(scenarios);
-    expect(output, output).toMatch(new RegExp(`conformance: ${scenarios.length} passed, 0 failed`));
-    expect(code).toBe(0);
-  });
+  it(
+    'A4: auth scenarios (metadata discovery, scope step-up, client credentials) and tools_call pass with the SDK Client over this transport',
+    { timeout: 120_000 },
+    async () => {
+      const scenarios = ['tools_call', 'auth/metadata-default', 'auth/scope-step-up', 'auth/client-credentials-basic'];
+      const { code, output } = await runScenarios(scenarios);
+      expect(output, output).toMatch(new RegExp(`conformance: ${scenarios.length} passed, 0 failed`));
+      expect(code).toBe(0);
+    },
+  );
 });

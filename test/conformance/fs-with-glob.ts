@@ -50,7 +50,10 @@ export function globToRegExp(pattern: string): RegExp {
       if (end === -1) {
         source += '\\[';
       } else {
-        const body = pattern.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\');
+        const body = pattern
+          .slice(i + 1, end)
+          .replace(/^!/, '^')
+          .replace(/\\/g, '\\\\');
         source += `[${body}]`;
         i = end;
       }
@@ -86,7 +89,10 @@ export function globSync(pattern: string | readonly string[], options: GlobSyncO
       ? () => false
       : typeof exclude === 'function'
         ? exclude
-        : ((excluders: RegExp[]) => (name: string) => excluders.some((re) => re.test(name)))(exclude.map(globToRegExp));
+        : (
+            (excluders: RegExp[]) => (name: string) =>
+              excluders.some((re) => re.test(name))
+          )(exclude.map(globToRegExp));
   const cwd = options.cwd ?? process.cwd();
   let entries: string[];
   try {

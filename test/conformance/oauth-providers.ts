@@ -125,8 +125,7 @@ export function signEs256Jwt(claims: Record<string, unknown>, privateKeyPem: str
 }
 
 export type ClientCredentialsAuth =
-  | { method: 'client_secret_basic'; clientSecret: string }
-  | { method: 'private_key_jwt'; privateKeyPem: string; algorithm: string };
+  { method: 'client_secret_basic'; clientSecret: string } | { method: 'private_key_jwt'; privateKeyPem: string; algorithm: string };
 
 export class ClientCredentialsProvider extends InMemoryProvider {
   private readonly clientId: string;
@@ -181,7 +180,12 @@ export class ClientCredentialsProvider extends InMemoryProvider {
    */
   readonly addClientAuthentication?: AddClientAuthentication;
 
-  private signAssertion(params: URLSearchParams, url: string | URL, metadata: AuthorizationServerMetadata | undefined, privateKeyPem: string): void {
+  private signAssertion(
+    params: URLSearchParams,
+    url: string | URL,
+    metadata: AuthorizationServerMetadata | undefined,
+    privateKeyPem: string,
+  ): void {
     const now = Math.floor(Date.now() / 1000);
     const assertion = signEs256Jwt(
       { iss: this.clientId, sub: this.clientId, aud: metadata?.issuer ?? String(url), iat: now, exp: now + 300, jti: randomUUID() },

@@ -70,7 +70,6 @@ function clientFor(): Client {
   return client;
 }
 
-
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -117,7 +116,7 @@ const toolCalls = (rs: ProtectedServer, tool: string) =>
   rs.mcpRequests().filter((request) => request.rpc === 'tools/call' && request.tool === tool);
 
 describe('A1: the SDK OAuth flow', () => {
-  it('A1: a first connect without tokens rejects with the SDK\'s UnauthorizedError after redirectToAuthorization; finishAuth(code), then connect again works, and the bearer token goes on POST, GET and DELETE, never in a URL', async () => {
+  it("A1: a first connect without tokens rejects with the SDK's UnauthorizedError after redirectToAuthorization; finishAuth(code), then connect again works, and the bearer token goes on POST, GET and DELETE, never in a URL", async () => {
     const { as, rs } = await setUp();
     const provider = new TestOAuthClientProvider();
     const transport = transportFor(rs.url, { authProvider: provider });
@@ -371,7 +370,10 @@ describe('A3: redirects and the bearer token', () => {
     const client = clientFor();
     await client.connect(transport);
     expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'moved' } }))).toBe('moved');
-    await until(() => rs.requests.slice(before).some((request) => request.method === 'GET' && request.url === '/mcp'), 'the standalone GET');
+    await until(
+      () => rs.requests.slice(before).some((request) => request.method === 'GET' && request.url === '/mcp'),
+      'the standalone GET',
+    );
     await client.close();
 
     const later = rs.requests.slice(before);
@@ -405,7 +407,7 @@ describe('A3: redirects and the bearer token', () => {
     expect(rs.mcpRequests().some((request) => request.method === 'DELETE')).toBe(true);
   });
 
-  it('A3: with redirectPolicy \'follow\' fetch follows a cross-origin redirect itself, and the runtime strips Authorization', async () => {
+  it("A3: with redirectPolicy 'follow' fetch follows a cross-origin redirect itself, and the runtime strips Authorization", async () => {
     const setup = await setUp();
     const { rs } = setup;
     const other = await otherOrigin();

@@ -69,7 +69,9 @@ describe('the CLI against the SDK server', { timeout: 60_000 }, () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/\[\s*\d+ ms\] state\s+connecting {2}\[connecting\]/);
-    expect(result.stdout).toMatch(/state\s+open\.session\.active\.direct \+ open\.standalone\.active \+ open\.network\.online {2}\[connected, dataPlane\] {2}\(\+\d+ ms\)/);
+    expect(result.stdout).toMatch(
+      /state\s+open\.session\.active\.direct \+ open\.standalone\.active \+ open\.network\.online {2}\[connected, dataPlane\] {2}\(\+\d+ ms\)/,
+    );
     expect(result.stdout).toMatch(/connected\s+fixture 1\.0\.0, protocol 2025-11-25/);
     expect(result.stdout).toMatch(/tools \(3\)\n {2}echo\s+echoes its text\n {2}progress/);
     expect(result.stdout).toMatch(/resources \(1\)\n {2}fixture:\/\/readme\s+a short text/);
@@ -85,7 +87,10 @@ describe('the CLI against the SDK server', { timeout: 60_000 }, () => {
   it('U7: --json prints one JSON object per line, with the listings and the result', async () => {
     const result = await run([server.url.href, '--json', '--call', 'echo', '--args', '{"text":"j"}']);
     expect(result.code).toBe(0);
-    const events = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { event: string } & Record<string, unknown>);
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { event: string } & Record<string, unknown>);
     const byEvent = (name: string) => events.find((e) => e.event === name);
     expect((byEvent('tools')?.tools as { name: string }[]).map((t) => t.name)).toEqual(['echo', 'progress', 'roots']);
     expect((byEvent('resources')?.resources as { uri: string }[]).map((r) => r.uri)).toEqual(['fixture://readme']);
@@ -114,7 +119,11 @@ describe('the CLI against the SDK server', { timeout: 60_000 }, () => {
   it('U7: --watch prints notifications until Ctrl-C, then closes the session with DELETE', async () => {
     const closedBefore = server.closedSessions.length;
     const watching = cli([server.url.href, '--watch']);
-    await until(() => watching.output().includes('watching') && watching.output().includes('standalone listening'), 'the CLI watching', 400);
+    await until(
+      () => watching.output().includes('watching') && watching.output().includes('standalone listening'),
+      'the CLI watching',
+      400,
+    );
     const session = [...server.sessions.values()].pop();
     expect(session).toBeDefined();
     session!.server.sendToolListChanged();

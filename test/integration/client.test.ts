@@ -26,7 +26,6 @@ function toolText(request: LoggedRequest): unknown {
   return body?.params?.arguments?.text;
 }
 
-
 /** The promise send() returned for the tools/call whose text is `text`. */
 function sendResultFor(send: { mock: { calls: unknown[][]; results: { value: unknown }[] } }, text: string): Promise<unknown> {
   const index = send.mock.calls.findIndex(([message]) => JSON.stringify(message).includes(`"text":"${text}"`));

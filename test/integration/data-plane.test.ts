@@ -14,15 +14,7 @@ import {
   type JSONRPCResponse,
   type StreamableHTTPClientTransportOptions,
 } from '../../src/index.js';
-import {
-  PROTOCOL_VERSION,
-  json,
-  result,
-  sse,
-  startScriptedServer,
-  type RecordedRequest,
-  type Reply,
-} from '../support/scripted-server.js';
+import { PROTOCOL_VERSION, json, result, sse, startScriptedServer, type RecordedRequest, type Reply } from '../support/scripted-server.js';
 import { rejection, signal, until } from '../support/harness.js';
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -77,12 +69,25 @@ async function connected(options: StreamableHTTPClientTransportOptions = {}, ser
   return { server, transport, messages, errors, chartEvents, responseTo, postChildren };
 }
 
-const call = (id: number, method = 'tools/call'): JSONRPCMessage => ({ jsonrpc: '2.0', id, method, params: { name: 'echo', arguments: {} } });
+const call = (id: number, method = 'tools/call'): JSONRPCMessage => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  params: { name: 'echo', arguments: {} },
+});
 
 describe('data plane: the happy call', () => {
   it('P2, P3, P1: in an open session JSON, SSE and 202 answers are delivered with no chart event and no POST child', async () => {
     const { server, transport, messages, chartEvents, responseTo, postChildren } = await connected();
-    server.on({ rpc: 'tools/call' }, (r) => sse([{ data: { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } } }, { data: result(r.id, { n: 2 }) }]), 1);
+    server.on(
+      { rpc: 'tools/call' },
+      (r) =>
+        sse([
+          { data: { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } } },
+          { data: result(r.id, { n: 2 }) },
+        ]),
+      1,
+    );
     await transport.send(call(1, 'tools/list'));
     expect(await responseTo(1)).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
     await transport.send(call(2));
@@ -100,7 +105,14 @@ describe('data plane: hand-over to the chart', () => {
     const { server, transport, messages, responseTo, postChildren } = await connected();
     const note = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'before the cut' } };
     server.on({ rpc: 'tools/call' }, sse([{ id: 'e1', data: note, retry: 10 }]), 1);
-    server.on({ http: 'GET' }, (r) => (header(r, 'last-event-id') === 'e1' ? sse([{ id: 'e1', data: note }, { id: 'e2', data: result(1, { resumed: true }) }]) : { status: 405 }));
+    server.on({ http: 'GET' }, (r) =>
+      header(r, 'last-event-id') === 'e1'
+        ? sse([
+            { id: 'e1', data: note },
+            { id: 'e2', data: result(1, { resumed: true }) },
+          ])
+        : { status: 405 },
+    );
     await transport.send(call(1));
     await server.waitFor((r) => r.method === 'GET' && header(r, 'last-event-id') === 'e1');
     expect(await responseTo(1)).toEqual({ jsonrpc: '2.0', id: 1, result: { resumed: true } });
@@ -112,7 +124,11 @@ describe('data plane: hand-over to the chart', () => {
 
   it('R2, P10: an SSE answer that ends with no event id and no response is failed by the chart with a synthetic error; the data plane stays open', async () => {
     const { server, transport, responseTo } = await connected();
-    server.on({ rpc: 'tools/call' }, sse([{ data: { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } } }]), 1);
+    server.on(
+      { rpc: 'tools/call' },
+      sse([{ data: { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } } }]),
+      1,
+    );
     await transport.send(call(1));
     const response = await responseTo(1);
     expect('error' in response && response.error.message).toContain('request ended without a response');
@@ -158,17 +174,25 @@ describe('data plane: races', () => {
     const release = signal();
     let sessions = 0;
     server.on({ http: 'POST' }, (r): Reply => {
-      if (r.rpc === 'initialize') return json(result(r.id, { protocolVersion: PROTOCOL_VERSION, capabilities: {}, serverInfo: { name: 's', version: '1' } }), { sessionId: `new-${++sessions}` });
+      if (r.rpc === 'initialize')
+        return json(result(r.id, { protocolVersion: PROTOCOL_VERSION, capabilities: {}, serverInfo: { name: 's', version: '1' } }), {
+          sessionId: `new-${++sessions}`,
+        });
       const session = header(r, 'mcp-session-id');
       if (session === old) {
         // The first call learns at once that the session is gone; the others only after it.
-        return r.id === 1 ? { status: 404, sessionId: null } : { status: 404, sessionId: null, body: [{ data: '', until: release.promise }] };
+        return r.id === 1
+          ? { status: 404, sessionId: null }
+          : { status: 404, sessionId: null, body: [{ data: '', until: release.promise }] };
       }
       if (r.id === undefined) return { status: 202, sessionId: session ?? null };
       return json(result(r.id, { on: session }), { sessionId: session ?? null });
     });
     const sends = [1, 2, 3].map((id) => transport.send(call(id)));
-    await until(() => server.filter((r) => r.rpc === 'initialize').length === 1 || transport.actor.getSnapshot().hasTag('reconnecting'), 'the recovery');
+    await until(
+      () => server.filter((r) => r.rpc === 'initialize').length === 1 || transport.actor.getSnapshot().hasTag('reconnecting'),
+      'the recovery',
+    );
     release.fire();
     await Promise.all(sends);
     for (const id of [1, 2, 3]) expect(await responseTo(id)).toEqual({ jsonrpc: '2.0', id, result: { on: 'new-1' } });
@@ -201,12 +225,30 @@ describe('data plane: races', () => {
     const lateGate = signal();
     server.on({ http: 'POST' }, (r): Reply => {
       if (r.rpc === 'initialize') {
-        return { ...json(result(r.id, { protocolVersion: PROTOCOL_VERSION, capabilities: {}, serverInfo: { name: 's', version: '1' } }), { sessionId: 'new-1' }), body: [{ data: JSON.stringify(result(r.id, { protocolVersion: PROTOCOL_VERSION, capabilities: {}, serverInfo: { name: 's', version: '1' } })), until: initGate.promise }] };
+        return {
+          ...json(result(r.id, { protocolVersion: PROTOCOL_VERSION, capabilities: {}, serverInfo: { name: 's', version: '1' } }), {
+            sessionId: 'new-1',
+          }),
+          body: [
+            {
+              data: JSON.stringify(
+                result(r.id, { protocolVersion: PROTOCOL_VERSION, capabilities: {}, serverInfo: { name: 's', version: '1' } }),
+              ),
+              until: initGate.promise,
+            },
+          ],
+        };
       }
       const session = header(r, 'mcp-session-id');
       if (r.id === undefined) return { status: 202, sessionId: session ?? null };
       if (r.id === 1 && session === old) return { status: 404, sessionId: null };
-      if (r.id === 2 && session === old) return { status: 500, headers: { 'content-type': 'text/plain' }, sessionId: null, body: [{ data: 'late', until: lateGate.promise }] };
+      if (r.id === 2 && session === old)
+        return {
+          status: 500,
+          headers: { 'content-type': 'text/plain' },
+          sessionId: null,
+          body: [{ data: 'late', until: lateGate.promise }],
+        };
       return json(result(r.id, { on: session }), { sessionId: session ?? null });
     });
     const second = rejection(transport.send(call(2)));
@@ -225,7 +267,11 @@ describe('data plane: races', () => {
 
   it('R8: cancelling a data-plane call whose stream is still open stops its POST at once', async () => {
     const { server, transport } = await connected();
-    server.on({ rpc: 'tools/call' }, { ...sse([{ data: { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } } }]), keepOpen: true }, 1);
+    server.on(
+      { rpc: 'tools/call' },
+      { ...sse([{ data: { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } } }]), keepOpen: true },
+      1,
+    );
     await transport.send(call(1));
     const post = await server.waitFor({ rpc: 'tools/call' });
     await transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'user' } });

@@ -15,15 +15,13 @@ describe('fault proxy', { timeout: 10_000 }, () => {
   it('counts events at blank lines; comment-only blocks (keep-alives) are passed on but not counted', async () => {
     const { proxy, client } = await rig({ server: { keepAliveMs: 20 } });
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 3, cutMode: 'end' });
-    expect(textOf(await client.callTool({ name: 'progress', arguments: { steps: 3, delayMs: 60 } }, undefined, { onprogress: () => undefined }))).toBe(
-      'done 3',
-    );
+    expect(
+      textOf(await client.callTool({ name: 'progress', arguments: { steps: 3, delayMs: 60 } }, undefined, { onprogress: () => undefined })),
+    ).toBe('done 3');
     const post = proxy.requests.find((r) => r.tool === 'progress')!;
-    expect(post.events.map((e) => e.data === '' ? 'priming' : (JSON.parse(e.data) as { params?: { progress?: number } }).params?.progress)).toEqual([
-      'priming',
-      1,
-      2,
-    ]);
+    expect(
+      post.events.map((e) => (e.data === '' ? 'priming' : (JSON.parse(e.data) as { params?: { progress?: number } }).params?.progress)),
+    ).toEqual(['priming', 1, 2]);
     // Keep-alives went through as well: more bytes than the three events.
     expect(post.bytesOut).toBeGreaterThan(post.events.reduce((sum, e) => sum + Buffer.byteLength(e.raw), 0));
   });
@@ -56,7 +54,11 @@ describe('fault proxy', { timeout: 10_000 }, () => {
 });
 
 describe('ordered event store', () => {
-  const note = (n: number): JSONRPCMessage => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: n } });
+  const note = (n: number): JSONRPCMessage => ({
+    jsonrpc: '2.0',
+    method: 'notifications/progress',
+    params: { progressToken: 1, progress: n },
+  });
   const progressOf = (message: JSONRPCMessage) => (message as { params?: { progress?: unknown } }).params?.progress;
 
   it('replays only the asked stream, in the order stored (within one millisecond too); the standalone stream as well; an unknown id is refused', async () => {

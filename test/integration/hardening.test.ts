@@ -17,7 +17,15 @@ import {
   StreamableHTTPError,
   type StreamableHTTPClientTransportOptions,
 } from '../../src/index.js';
-import { json, result, sse, startScriptedServer, type RecordedRequest, type ScriptedServer, type ScriptedServerOptions } from '../support/scripted-server.js';
+import {
+  json,
+  result,
+  sse,
+  startScriptedServer,
+  type RecordedRequest,
+  type ScriptedServer,
+  type ScriptedServerOptions,
+} from '../support/scripted-server.js';
 import { buildServer, startServer } from '../support/mcp-server.js';
 import { newClient, rejection, textOf, until } from '../support/harness.js';
 import { sleep, within } from '../support/proxy-rig.js';
@@ -53,7 +61,6 @@ function unconnected(url: URL | string, options: StreamableHTTPClientTransportOp
   return { transport, client, errors };
 }
 
-
 function header(request: RecordedRequest, name: string): string | undefined {
   const value = request.headers[name];
   return Array.isArray(value) ? value.join(', ') : value;
@@ -84,7 +91,13 @@ describe('R4: no reconnect storm, whatever retry: said', { timeout: 15_000 }, ()
       times.push(performance.now());
       return gets++ === 0 ? sse([{ id: 'a1', retry: 0, data: note('one') }]) : { status: 503, body: 'busy' };
     });
-    const reconnectionOptions = { initialReconnectionDelay: 200, reconnectionDelayGrowFactor: 1, maxReconnectionDelay: 400, maxRetries: 2, jitter: false };
+    const reconnectionOptions = {
+      initialReconnectionDelay: 200,
+      reconnectionDelayGrowFactor: 1,
+      maxReconnectionDelay: 400,
+      maxRetries: 2,
+      jitter: false,
+    };
     const { errors } = await connect(server.url, { reconnectionOptions });
     await sleep(2_000);
     // Before the fix: a GET per millisecond or so (300–600 a second) for as long as the session lived.
@@ -123,7 +136,13 @@ describe('R4: no reconnect storm, whatever retry: said', { timeout: 15_000 }, ()
       times.push(performance.now());
       return { status: 503, body: 'busy' };
     });
-    const reconnectionOptions = { initialReconnectionDelay: 200, reconnectionDelayGrowFactor: 1, maxReconnectionDelay: 200, maxRetries: 2, jitter: false };
+    const reconnectionOptions = {
+      initialReconnectionDelay: 200,
+      reconnectionDelayGrowFactor: 1,
+      maxReconnectionDelay: 200,
+      maxRetries: 2,
+      jitter: false,
+    };
     const { client } = await connect(server.url, { reconnectionOptions });
     const error = await within(rejection(client.callTool({ name: 'x', arguments: {} })), 'the call to fail');
     expect(String(error)).toMatch(/resum|503/);
@@ -199,7 +218,11 @@ describe('P11: servers that answer 400 for an unknown session', { timeout: 10_00
 
   it('P11, P9: a 400 whose error does not speak of the session stays a plain 400 for that call; no re-initialize', async () => {
     const server = await scripted();
-    server.on({ rpc: 'tools/call' }, json({ jsonrpc: '2.0', error: { code: -32602, message: 'Invalid params' }, id: null }, { status: 400 }), 1);
+    server.on(
+      { rpc: 'tools/call' },
+      json({ jsonrpc: '2.0', error: { code: -32602, message: 'Invalid params' }, id: null }, { status: 400 }),
+      1,
+    );
     const { client, transport } = await connect(server.url);
     const error = await rejection(client.callTool({ name: 'x', arguments: {} }));
     expect(error).toBeInstanceOf(StreamableHTTPError);
@@ -226,7 +249,15 @@ describe('P12: bounded bodies', { timeout: 15_000 }, () => {
   it('P12, P6: an endless 500 body fails the call at once with the status and a cut excerpt; the body is cancelled after 64 KiB', async () => {
     const server = await scripted();
     const chunk = 'x'.repeat(16 * 1024);
-    server.on({ rpc: 'tools/call' }, { status: 500, headers: { 'content-type': 'text/plain' }, body: Array.from({ length: 100_000 }, () => ({ data: chunk, delayMs: 1 })) }, 1);
+    server.on(
+      { rpc: 'tools/call' },
+      {
+        status: 500,
+        headers: { 'content-type': 'text/plain' },
+        body: Array.from({ length: 100_000 }, () => ({ data: chunk, delayMs: 1 })),
+      },
+      1,
+    );
     const { client, transport } = await connect(server.url);
     const started = performance.now();
     const error = await within(rejection(client.callTool({ name: 'x', arguments: {} })), 'the call to fail', 5_000);
@@ -242,7 +273,10 @@ describe('P12: bounded bodies', { timeout: 15_000 }, () => {
   it('P12: a JSON answer larger than maxMessageBytes fails that call fast with MessageTooLargeError and is cancelled; the session lives on', async () => {
     const server = await scripted();
     const big = JSON.stringify(result(0, { content: [{ type: 'text', text: 'y'.repeat(4 * 1024 * 1024) }] }));
-    const pieces = Array.from({ length: 64 }, (_, i) => ({ data: big.slice((i * big.length) / 64, ((i + 1) * big.length) / 64), delayMs: 5 }));
+    const pieces = Array.from({ length: 64 }, (_, i) => ({
+      data: big.slice((i * big.length) / 64, ((i + 1) * big.length) / 64),
+      delayMs: 5,
+    }));
     server.on({ rpc: 'tools/call' }, { status: 200, headers: { 'content-type': 'application/json' }, body: pieces }, 1);
     server.on({ rpc: 'tools/list' }, (r) => json(result(r.id, { tools: [] })));
     const { client } = await connect(server.url, { maxMessageBytes: 256 * 1024 });
@@ -256,16 +290,24 @@ describe('P12: bounded bodies', { timeout: 15_000 }, () => {
 
   it('P12: the limit counts bytes after decompression: a small gzip body inflating past maxMessageBytes is refused', async () => {
     const server = await scripted();
-    server.on({ rpc: 'tools/call' }, (r) => ({
-      status: 200,
-      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
-      body: gzipSync(JSON.stringify(result(r.id, { content: [{ type: 'text', text: 'z'.repeat(8 * 1024 * 1024) }] }))),
-    }), 1);
-    server.on({ rpc: 'tools/call' }, (r) => ({
-      status: 200,
-      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
-      body: gzipSync(JSON.stringify(result(r.id, { content: [{ type: 'text', text: 'small' }] }))),
-    }), 1);
+    server.on(
+      { rpc: 'tools/call' },
+      (r) => ({
+        status: 200,
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body: gzipSync(JSON.stringify(result(r.id, { content: [{ type: 'text', text: 'z'.repeat(8 * 1024 * 1024) }] }))),
+      }),
+      1,
+    );
+    server.on(
+      { rpc: 'tools/call' },
+      (r) => ({
+        status: 200,
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body: gzipSync(JSON.stringify(result(r.id, { content: [{ type: 'text', text: 'small' }] }))),
+      }),
+      1,
+    );
     const { client } = await connect(server.url, { maxMessageBytes: 1024 * 1024 });
     // Under the limit, a gzip body is read as usual.
     expect(textOf(await client.callTool({ name: 'x', arguments: {} }))).toBe('small');
@@ -338,7 +380,14 @@ async function rawServer(respond: (socket: Socket) => void): Promise<URL> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise<void>((resolve) => server.close(() => { resolve(); })));
+  cleanups.push(
+    () =>
+      new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      ),
+  );
   return new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
 }
 
@@ -347,16 +396,22 @@ describe('F6, P10: errors that say what happened', { timeout: 10_000 }, () => {
   const node = process.env.HTTP_CLIENT === 'node';
   it.each([
     [node ? 'socket hang up' : 'other side closed', (socket: Socket) => socket.end()],
-    [node ? 'Header overflow' : 'Headers Overflow', (socket: Socket) => socket.write(`HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`)],
-  ])('F6: connect to a server that answers with "%s" rejects with a StreamableHTTPError naming it, the cause chain kept', async (root, respond) => {
-    const url = await rawServer(respond);
-    const { client, transport } = unconnected(url);
-    const error = await within(rejection(client.connect(transport)), 'connect to fail');
-    expect(error).toBeInstanceOf(StreamableHTTPError);
-    expect((error as Error).message).toContain(root);
-    expect((error as Error).message).not.toMatch(/^fetch failed/);
-    expect(causeChain(error).some((e) => e instanceof Error && e.message.includes(root))).toBe(true);
-  });
+    [
+      node ? 'Header overflow' : 'Headers Overflow',
+      (socket: Socket) => socket.write(`HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`),
+    ],
+  ])(
+    'F6: connect to a server that answers with "%s" rejects with a StreamableHTTPError naming it, the cause chain kept',
+    async (root, respond) => {
+      const url = await rawServer(respond);
+      const { client, transport } = unconnected(url);
+      const error = await within(rejection(client.connect(transport)), 'connect to fail');
+      expect(error).toBeInstanceOf(StreamableHTTPError);
+      expect((error as Error).message).toContain(root);
+      expect((error as Error).message).not.toMatch(/^fetch failed/);
+      expect(causeChain(error).some((e) => e instanceof Error && e.message.includes(root))).toBe(true);
+    },
+  );
 
   it('F6: a URL of an unknown scheme rejects connect with "unknown scheme", not a bare "fetch failed"', async () => {
     const { client, transport } = unconnected('ftp://127.0.0.1:1/mcp');
@@ -431,7 +486,11 @@ async function startOldStyleServer(port = 0): Promise<{ url: URL; port: number; 
     close: async () => {
       for (const transport of transports.values()) await transport.close();
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => { resolve(); }));
+      await new Promise<void>((resolve) =>
+        server.close(() => {
+          resolve();
+        }),
+      );
     },
   };
 }
@@ -466,7 +525,9 @@ describe('P11, F3: a real SDK server restarted on the same port', { timeout: 20_
     expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'before' } }))).toBe('before');
     const before = transport.sessionId;
     server = await restart(server, transport, startOldStyleServer);
-    expect(textOf(await within(client.callTool({ name: 'echo', arguments: { text: 'after' } }), 'the call after the restart'))).toBe('after');
+    expect(textOf(await within(client.callTool({ name: 'echo', arguments: { text: 'after' } }), 'the call after the restart'))).toBe(
+      'after',
+    );
     expect(server.initializes()).toBe(1);
     expect(transport.sessionId).not.toBe(before);
     expect(errors.filter((error) => /HTTP 400/.test(error.message))).toHaveLength(1);
@@ -479,7 +540,9 @@ describe('P11, F3: a real SDK server restarted on the same port', { timeout: 20_
     expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'before' } }))).toBe('before');
     const before = transport.sessionId;
     server = await restart(server, transport, (port) => startServer({ port }));
-    expect(textOf(await within(client.callTool({ name: 'echo', arguments: { text: 'after' } }), 'the call after the restart'))).toBe('after');
+    expect(textOf(await within(client.callTool({ name: 'echo', arguments: { text: 'after' } }), 'the call after the restart'))).toBe(
+      'after',
+    );
     expect(server.requests.filter((r) => r.rpc === 'initialize')).toHaveLength(1);
     expect(transport.sessionId).not.toBe(before);
   });

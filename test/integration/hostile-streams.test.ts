@@ -87,15 +87,24 @@ describe('X2: hostile input never crashes or hangs the transport', { timeout: 20
 
   it('X2: invalid UTF-8 bytes in data, ids and comments are decoded with replacement characters; the call gets its result', async () => {
     const { proxy, client } = await rig();
-    const bytes = (...parts: (string | number[])[]) => Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : Buffer.from(part))));
+    const bytes = (...parts: (string | number[])[]) =>
+      Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part) : Buffer.from(part))));
     proxy.rule({
       method: 'POST',
       tool: 'echo',
       prefix: bytes(
-        ': ', [0xff, 0xfe, 0xfd], '\n\n',
-        'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"', [0xc3, 0x28, 0xa0, 0xa1, 0xed, 0xa0, 0x80, 0xf0, 0x28, 0x8c, 0xbc], '"}}\n\n',
-        'data: ', [0xc0, 0x80, 0xff], '\n\n',
-        'id: ', [0xe2, 0x82], '\ndata: \n\n',
+        ': ',
+        [0xff, 0xfe, 0xfd],
+        '\n\n',
+        'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"',
+        [0xc3, 0x28, 0xa0, 0xa1, 0xed, 0xa0, 0x80, 0xf0, 0x28, 0x8c, 0xbc],
+        '"}}\n\n',
+        'data: ',
+        [0xc0, 0x80, 0xff],
+        '\n\n',
+        'id: ',
+        [0xe2, 0x82],
+        '\ndata: \n\n',
       ),
     });
 
@@ -163,24 +172,32 @@ describe('X2: hostile input never crashes or hangs the transport', { timeout: 20
     }
   });
 
-  it.each(['-5', 'abc', '1e3', ' 400'])("X2: retry: %s is not a retry value and is ignored: backoff decides, the call gets its result", async (value) => {
-    const { proxy, client, transport } = await rig();
-    proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2, retry: value });
-    const seen: number[] = [];
-    const call = client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: (p) => seen.push(p.progress) });
-    await until(() => postChildFor(transport, 1)?.matches('backoff') === true || proxy.requests.some(isResume), 'a reconnect');
-    const child = postChildFor(transport, 1);
-    if (child?.matches('backoff') === true) expect(child.context.retryMs).toBeUndefined();
-    expect(textOf(await call)).toBe('done 3');
-    expect(seen).toEqual([1, 2, 3]);
-  });
+  it.each(['-5', 'abc', '1e3', ' 400'])(
+    'X2: retry: %s is not a retry value and is ignored: backoff decides, the call gets its result',
+    async (value) => {
+      const { proxy, client, transport } = await rig();
+      proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2, retry: value });
+      const seen: number[] = [];
+      const call = client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: (p) => seen.push(p.progress) });
+      await until(() => postChildFor(transport, 1)?.matches('backoff') === true || proxy.requests.some(isResume), 'a reconnect');
+      const child = postChildFor(transport, 1);
+      if (child?.matches('backoff') === true) expect(child.context.retryMs).toBeUndefined();
+      expect(textOf(await call)).toBe('done 3');
+      expect(seen).toEqual([1, 2, 3]);
+    },
+  );
 
   it('X2, S3: retry: 0 reconnects at once', async () => {
     const { proxy, client } = await rig({ transport: { reconnectionOptions: { initialReconnectionDelay: 5_000, jitter: false } } });
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2, retry: 0 });
-    expect(textOf(await within(client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: () => undefined }), 'the call'))).toBe(
-      'done 3',
-    );
+    expect(
+      textOf(
+        await within(
+          client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: () => undefined }),
+          'the call',
+        ),
+      ),
+    ).toBe('done 3');
     const post = proxy.requests.find((r) => r.tool === 'progress')!;
     const resume = proxy.requests.find(isResume)!;
     expect(resume.at - post.cutAt!).toBeLessThan(200);

@@ -87,7 +87,9 @@ describe('H11: the HTTP client', () => {
 
   it('H11, H8: requestInit headers reach the server on POST, GET and DELETE', async () => {
     const server = await started.serve();
-    const { client: sdk } = await connect(server.url, { requestInit: { headers: { 'x-team': 'blue' }, credentials: 'include', cache: 'no-store' } });
+    const { client: sdk } = await connect(server.url, {
+      requestInit: { headers: { 'x-team': 'blue' }, credentials: 'include', cache: 'no-store' },
+    });
     await sdk.listTools();
     await sdk.close();
     expect(new Set(server.requests.map((r) => r.method))).toEqual(new Set(['POST', 'GET', 'DELETE']));
@@ -136,7 +138,11 @@ describe('H11: compressed answers are decoded as fetch decodes them', () => {
     const server = await scripted();
     server.on({ rpc: 'tools/call' }, (request) => ({
       headers: { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' },
-      body: gzipSync(Buffer.from(sseText([{ event: 'message', data: result(request.id, { content: [{ type: 'text', text: 'x'.repeat(256 * 1024) }] }) }]))),
+      body: gzipSync(
+        Buffer.from(
+          sseText([{ event: 'message', data: result(request.id, { content: [{ type: 'text', text: 'x'.repeat(256 * 1024) }] }) }]),
+        ),
+      ),
     }));
     const { client: sdk } = await connect(server.url, { standaloneStream: false, maxMessageBytes: 64 * 1024 });
     const error = await rejection(sdk.callTool({ name: 'echo', arguments: {} }));

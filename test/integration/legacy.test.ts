@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 // The legacy transport is deprecated in the SDK; it is exactly what L1 must still talk to.
- 
+
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { ProtocolError, StreamableHTTPClientTransport } from '../../src/index.js';
 import { listenLocal, readText, shutDown } from '../support/http.js';

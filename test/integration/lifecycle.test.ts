@@ -111,8 +111,6 @@ async function connectClient(url: URL, options: StreamableHTTPClientTransportOpt
   return { client, transport, errors, send };
 }
 
-
-
 /** 'resolved' or 'rejected' if `promise` settles before any I/O callback could run; 'pending' otherwise. */
 function settlesAtOnce(promise: Promise<unknown>): Promise<'resolved' | 'rejected' | 'pending'> {
   return Promise.race([
@@ -218,10 +216,7 @@ describe.each(modes)('server restarted on the same port ($mode responses)', { ti
     const second = await restart(first, { sse }, transport);
 
     // The call rejects at once (not after the SDK's 60 s timeout), and says why.
-    const error = await within(
-      rejection(client.callTool({ name: 'echo', arguments: { text: 'after restart' } })),
-      'callTool to reject',
-    );
+    const error = await within(rejection(client.callTool({ name: 'echo', arguments: { text: 'after restart' } })), 'callTool to reject');
     // P10: the call rejects with the typed error send() rejected with, caused by the 404.
     expect(error).toBeInstanceOf(SessionExpiredError);
     expect((error as Error).message).toMatch(/session/i);

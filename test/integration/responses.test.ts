@@ -146,10 +146,7 @@ class Harness {
   }
 
   response(id: string | number): Promise<JSONRPCResponse> {
-    return this.until(
-      () => this.messages.find((m): m is JSONRPCResponse => isResponse(m) && m.id === id),
-      `the response to ${String(id)}`,
-    );
+    return this.until(() => this.messages.find((m): m is JSONRPCResponse => isResponse(m) && m.id === id), `the response to ${String(id)}`);
   }
 
   responsesTo(id: string | number): JSONRPCResponse[] {
@@ -313,7 +310,10 @@ describe('P. POST responses', () => {
     server.on(
       { rpc: 'tools/call' },
       (r) => ({
-        ...sse([{ data: { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } } }, { data: result(r.id) }]),
+        ...sse([
+          { data: { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } } },
+          { data: result(r.id) },
+        ]),
         keepOpen: true,
       }),
       1,
@@ -388,35 +388,38 @@ describe('P. POST responses', () => {
     ['an empty body', { status: 404 }],
     ['a plain-text body', { status: 404, headers: { 'content-type': 'text/plain' }, body: 'Not Found' }],
     ['a JSON-RPC error with id null', json(rpcError(null, -32001, 'Session not found'), { status: 404 })],
-  ])('P8: 404 with %s to a request carrying a session ID means the session is missing: SessionExpiredError, no DELETE on close', async (_label, reply) => {
-    // sessionRecovery 'fail': the outcome F3 prescribes when no recovery is attempted.
-    const { server, h } = await connected({ sessionRecovery: 'fail' });
-    server.on({ rpc: 'tools/call' }, reply, 1);
-    const outcome = await h.request('tools/call', { name: 'x', arguments: {} });
-    const post = await server.waitFor({ rpc: 'tools/call' });
-    expect(header(post, 'mcp-session-id')).toBe(server.sessionId);
+  ])(
+    'P8: 404 with %s to a request carrying a session ID means the session is missing: SessionExpiredError, no DELETE on close',
+    async (_label, reply) => {
+      // sessionRecovery 'fail': the outcome F3 prescribes when no recovery is attempted.
+      const { server, h } = await connected({ sessionRecovery: 'fail' });
+      server.on({ rpc: 'tools/call' }, reply, 1);
+      const outcome = await h.request('tools/call', { name: 'x', arguments: {} });
+      const post = await server.waitFor({ rpc: 'tools/call' });
+      expect(header(post, 'mcp-session-id')).toBe(server.sessionId);
 
-    // The call fails (P10) through send(), with the session-expired error caused by the 404; no synthetic answer.
-    const error = rejection(outcome.sent);
-    expect(error).toBeInstanceOf(SessionExpiredError);
-    const notFound = httpErrorIn(error);
-    expect(notFound?.status).toBe(404);
-    expect(notFound?.sessionMissing).toBe(true);
-    expect(h.responsesTo(outcome.id)).toEqual([]);
+      // The call fails (P10) through send(), with the session-expired error caused by the 404; no synthetic answer.
+      const error = rejection(outcome.sent);
+      expect(error).toBeInstanceOf(SessionExpiredError);
+      const notFound = httpErrorIn(error);
+      expect(notFound?.status).toBe(404);
+      expect(notFound?.sessionMissing).toBe(true);
+      expect(h.responsesTo(outcome.id)).toEqual([]);
 
-    // The transport treats the session as missing: a typed SessionExpiredError caused by the 404.
-    const expired = await h.until(() => h.errors.find((e) => e instanceof SessionExpiredError), 'a SessionExpiredError');
-    expect(httpErrorIn(expired)).toBe(notFound);
-    expect(h.transport.actor.getSnapshot().hasTag('failed')).toBe(true);
+      // The transport treats the session as missing: a typed SessionExpiredError caused by the 404.
+      const expired = await h.until(() => h.errors.find((e) => e instanceof SessionExpiredError), 'a SessionExpiredError');
+      expect(httpErrorIn(expired)).toBe(notFound);
+      expect(h.transport.actor.getSnapshot().hasTag('failed')).toBe(true);
 
-    // Failed is sticky (F4): the next call rejects with the same typed error, without I/O.
-    const before = server.requests.length;
-    await expect(h.transport.send({ jsonrpc: '2.0', id: 99, method: 'ping' })).rejects.toBeInstanceOf(SessionExpiredError);
-    expect(server.requests.length).toBe(before);
+      // Failed is sticky (F4): the next call rejects with the same typed error, without I/O.
+      const before = server.requests.length;
+      await expect(h.transport.send({ jsonrpc: '2.0', id: 99, method: 'ping' })).rejects.toBeInstanceOf(SessionExpiredError);
+      expect(server.requests.length).toBe(before);
 
-    await h.transport.close();
-    expect(server.filter({ http: 'DELETE' })).toEqual([]);
-  });
+      await h.transport.close();
+      expect(server.filter({ http: 'DELETE' })).toEqual([]);
+    },
+  );
 
   it.each([400, 403, 405, 406, 415])(
     'P9: %i to a call fails it with a typed StreamableHTTPError (status, statusText, body cut to 1 KB); the session lives on',
@@ -511,27 +514,30 @@ describe('H. Session ID checks', () => {
     ['a space', 'abc def'],
     ['a control character', 'abc\tdef'],
     ['1,025 characters', 's'.repeat(1025)],
-  ])('H6: a session ID with %s on the initialize response fails initialize with a ProtocolError and is never sent back', async (_label, badId) => {
-    const server = await scripted({ sessionId: badId });
-    const h = new Harness(server);
-    await h.transport.start();
-    const sent = await settle(
-      h.transport.send({
-        jsonrpc: '2.0',
-        id: 0,
-        method: 'initialize',
-        params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'responses-test', version: '1.0.0' } },
-      }),
-    );
-    expect(rejection(sent)).toBeInstanceOf(ProtocolError);
-    expect(h.transport.sessionId).toBeUndefined();
-    // Nothing crashed: the transport refuses further sends cleanly and closes.
-    await expect(h.transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' })).rejects.toBeInstanceOf(McpTransportError);
-    await h.transport.close();
-    expect(server.scriptErrors).toEqual([]);
-    for (const request of server.requests) expect(request.headers['mcp-session-id']).toBeUndefined();
-    expect(server.filter({ http: 'DELETE' })).toEqual([]);
-  });
+  ])(
+    'H6: a session ID with %s on the initialize response fails initialize with a ProtocolError and is never sent back',
+    async (_label, badId) => {
+      const server = await scripted({ sessionId: badId });
+      const h = new Harness(server);
+      await h.transport.start();
+      const sent = await settle(
+        h.transport.send({
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'responses-test', version: '1.0.0' } },
+        }),
+      );
+      expect(rejection(sent)).toBeInstanceOf(ProtocolError);
+      expect(h.transport.sessionId).toBeUndefined();
+      // Nothing crashed: the transport refuses further sends cleanly and closes.
+      await expect(h.transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' })).rejects.toBeInstanceOf(McpTransportError);
+      await h.transport.close();
+      expect(server.scriptErrors).toEqual([]);
+      for (const request of server.requests) expect(request.headers['mcp-session-id']).toBeUndefined();
+      expect(server.filter({ http: 'DELETE' })).toEqual([]);
+    },
+  );
 
   it('H7: a different session ID on a later response is ignored, reported once through onerror, and the original ID is still sent', async () => {
     const { server, h } = await connected();

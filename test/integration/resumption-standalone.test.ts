@@ -37,12 +37,7 @@ function countingClient(): { client: Client; count: () => number; next: (n: numb
     client,
     count: () => count,
     next: (n) =>
-      count >= n
-        ? Promise.resolve()
-        : within(
-            new Promise<void>((resolve) => waiters.push({ n, resolve })),
-            `notification ${String(n)}`,
-          ),
+      count >= n ? Promise.resolve() : within(new Promise<void>((resolve) => waiters.push({ n, resolve })), `notification ${String(n)}`),
   };
 }
 
@@ -147,7 +142,13 @@ describe('G5, R5: past the budget the standalone stream degrades, never the sess
     const proxy = await startProxy();
     const refuse = proxy.rule({ method: 'GET', times: Infinity, respond: { status: 503, body: 'busy' } });
     const counting = countingClient();
-    const reconnectionOptions = { initialReconnectionDelay: 100, reconnectionDelayGrowFactor: 2, maxReconnectionDelay: 300, maxRetries: 2, jitter: false };
+    const reconnectionOptions = {
+      initialReconnectionDelay: 100,
+      reconnectionDelayGrowFactor: 2,
+      maxReconnectionDelay: 300,
+      maxRetries: 2,
+      jitter: false,
+    };
     const { transport, client, errors } = await connectThrough(proxy, { reconnectionOptions }, {}, counting.client);
 
     const states = new Set<string | undefined>();
@@ -189,7 +190,13 @@ describe('G5, R5: past the budget the standalone stream degrades, never the sess
   it('G5, R5: streams that open and end without an event spend the budget the same way: degraded after maxRetries + 1 GETs', async () => {
     const proxy = await startProxy();
     proxy.rule({ method: 'GET', times: Infinity, cutAfter: 0, cutMode: 'end' });
-    const reconnectionOptions = { initialReconnectionDelay: 20, reconnectionDelayGrowFactor: 1, maxReconnectionDelay: 300, maxRetries: 3, jitter: false };
+    const reconnectionOptions = {
+      initialReconnectionDelay: 20,
+      reconnectionDelayGrowFactor: 1,
+      maxReconnectionDelay: 300,
+      maxRetries: 3,
+      jitter: false,
+    };
     const { transport } = await connectThrough(proxy, { reconnectionOptions });
 
     await until(() => standaloneState(transport) === 'degraded', 'the degraded state');

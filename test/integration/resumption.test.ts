@@ -115,7 +115,7 @@ describe('R1, R2, R3: a POST stream that breaks', { timeout: 10_000 }, () => {
     },
   );
 
-  it("R2: against a server without an event store (no ids at all), a cut after a notification fails the call at once; what came before the cut was delivered", async () => {
+  it('R2: against a server without an event store (no ids at all), a cut after a notification fails the call at once; what came before the cut was delivered', async () => {
     const { proxy, client } = await rig({ server: { eventStore: false } });
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2, cutMode: 'end' });
     const seen: number[] = [];
@@ -151,7 +151,13 @@ describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
     const { proxy, client } = await rig({
       server: { retryInterval: 5_000 },
       transport: {
-        reconnectionOptions: { initialReconnectionDelay: 100, reconnectionDelayGrowFactor: 2, maxReconnectionDelay: 5_000, maxRetries: 5, jitter: false },
+        reconnectionOptions: {
+          initialReconnectionDelay: 100,
+          reconnectionDelayGrowFactor: 2,
+          maxReconnectionDelay: 5_000,
+          maxRetries: 5,
+          jitter: false,
+        },
       },
     });
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2, stripRetry: true });
@@ -176,7 +182,13 @@ describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
   it('R4: the delay is capped at maxReconnectionDelay: 100, then 150, 150 (factor 10, cap 150)', async () => {
     const { proxy, client } = await rig({
       transport: {
-        reconnectionOptions: { initialReconnectionDelay: 100, reconnectionDelayGrowFactor: 10, maxReconnectionDelay: 150, maxRetries: 5, jitter: false },
+        reconnectionOptions: {
+          initialReconnectionDelay: 100,
+          reconnectionDelayGrowFactor: 10,
+          maxReconnectionDelay: 150,
+          maxRetries: 5,
+          jitter: false,
+        },
       },
     });
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });
@@ -196,7 +208,13 @@ describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
   it('R4: with jitter, each delay lies within [d, 2d) of its backoff step d', async () => {
     const { proxy, client } = await rig({
       transport: {
-        reconnectionOptions: { initialReconnectionDelay: 100, reconnectionDelayGrowFactor: 2, maxReconnectionDelay: 5_000, maxRetries: 5, jitter: true },
+        reconnectionOptions: {
+          initialReconnectionDelay: 100,
+          reconnectionDelayGrowFactor: 2,
+          maxReconnectionDelay: 5_000,
+          maxRetries: 5,
+          jitter: true,
+        },
       },
     });
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });
@@ -219,7 +237,13 @@ describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.9);
     const { proxy, client } = await rig({
       transport: {
-        reconnectionOptions: { initialReconnectionDelay: 100, reconnectionDelayGrowFactor: 2, maxReconnectionDelay: 5_000, maxRetries: 5, jitter: true },
+        reconnectionOptions: {
+          initialReconnectionDelay: 100,
+          reconnectionDelayGrowFactor: 2,
+          maxReconnectionDelay: 5_000,
+          maxRetries: 5,
+          jitter: true,
+        },
       },
     });
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });
@@ -295,7 +319,9 @@ describe('R5: the retry budget', { timeout: 10_000 }, () => {
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 1 });
     proxy.rule({ method: 'GET', resume: true, times: Infinity, respond: { status: 503, body: 'busy' } });
 
-    const error = await rejection(client.callTool({ name: 'progress', arguments: { steps: 2 } }, undefined, { onprogress: () => undefined }));
+    const error = await rejection(
+      client.callTool({ name: 'progress', arguments: { steps: 2 } }, undefined, { onprogress: () => undefined }),
+    );
     expect(error.message).toContain('503');
     expect(proxy.requests.filter(isResume)).toHaveLength(budget.maxRetries + 1);
     await until(() => !childrenOf(transport).some((id) => id.startsWith('post-')), 'the POST child stopped');
@@ -312,7 +338,9 @@ describe('R5: the retry budget', { timeout: 10_000 }, () => {
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 1 });
     proxy.rule({ method: 'GET', resume: true, times: Infinity, cutAfter: 0, cutMode: 'end' });
 
-    const error = await rejection(client.callTool({ name: 'progress', arguments: { steps: 2 } }, undefined, { onprogress: () => undefined }));
+    const error = await rejection(
+      client.callTool({ name: 'progress', arguments: { steps: 2 } }, undefined, { onprogress: () => undefined }),
+    );
     expect(error.message).toContain('could not be resumed');
     expect(proxy.requests.filter(isResume)).toHaveLength(budget.maxRetries + 1);
     await sleep(10 * budget.initialReconnectionDelay);
@@ -327,7 +355,9 @@ describe('R5: the retry budget', { timeout: 10_000 }, () => {
     proxy.rule({ method: 'GET', resume: true, times: 2, respond: { status: 503 } });
 
     const seen: number[] = [];
-    const result = await client.callTool({ name: 'progress', arguments: { steps: 4 } }, undefined, { onprogress: (p) => seen.push(p.progress) });
+    const result = await client.callTool({ name: 'progress', arguments: { steps: 4 } }, undefined, {
+      onprogress: (p) => seen.push(p.progress),
+    });
     expect(textOf(result)).toBe('done 4');
     expect(seen).toEqual([1, 2, 3, 4]);
     const resumes = proxy.requests.filter(isResume);
@@ -357,7 +387,9 @@ describe('R6: a resume GET that is refused', { timeout: 10_000 }, () => {
     proxy.rule({ method: 'GET', resume: true, reset: true });
 
     const seen: number[] = [];
-    const result = await client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: (p) => seen.push(p.progress) });
+    const result = await client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, {
+      onprogress: (p) => seen.push(p.progress),
+    });
     expect(textOf(result)).toBe('done 3');
     expect(seen).toEqual([1, 2, 3]);
     const resumes = proxy.requests.filter(isResume);
@@ -390,7 +422,11 @@ describe('R6: a resume GET that is refused', { timeout: 10_000 }, () => {
     proxy.rule({
       method: 'GET',
       resume: true,
-      respond: { status: 404, contentType: 'application/json', body: JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }) },
+      respond: {
+        status: 404,
+        contentType: 'application/json',
+        body: JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }),
+      },
     });
 
     expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'again' } }))).toBe('again');
@@ -409,25 +445,31 @@ describe('R6: a resume GET that is refused', { timeout: 10_000 }, () => {
   });
 });
 
-it('R6, F3: the server restarts (every session lost) while a call waits to resume: the resume meets 404, the transport re-initializes and re-sends once; the Client gets its result', { timeout: 10_000 }, async () => {
-  const { proxy, client, transport } = await rig();
-  const before = transport.sessionId;
-  proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });
-  proxy.rule({ method: 'GET', resume: true, match: (r) => r.sessionId === before, stallHeaders: 'release' });
-  const call = client.callTool({ name: 'progress', arguments: { steps: 3, tag: 'after restart' } }, undefined, { onprogress: () => undefined });
-  const resume = await proxy.waitFor(isResume);
-  await proxy.restartBackend();
-  proxy.release();
+it(
+  'R6, F3: the server restarts (every session lost) while a call waits to resume: the resume meets 404, the transport re-initializes and re-sends once; the Client gets its result',
+  { timeout: 10_000 },
+  async () => {
+    const { proxy, client, transport } = await rig();
+    const before = transport.sessionId;
+    proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });
+    proxy.rule({ method: 'GET', resume: true, match: (r) => r.sessionId === before, stallHeaders: 'release' });
+    const call = client.callTool({ name: 'progress', arguments: { steps: 3, tag: 'after restart' } }, undefined, {
+      onprogress: () => undefined,
+    });
+    const resume = await proxy.waitFor(isResume);
+    await proxy.restartBackend();
+    proxy.release();
 
-  expect(textOf(await call)).toBe('done 3 after restart');
-  expect(resume.status).toBe(404);
-  expect(transport.sessionId).not.toBe(before);
-  expect(proxy.backend.sessions.has(transport.sessionId!)).toBe(true);
-  expect(posts(proxy.requests, 'progress').map((r) => r.sessionId)).toEqual([before, transport.sessionId]);
-  expect(proxy.requests.filter((r) => r.rpc === 'initialize')).toHaveLength(2);
-  expect(transport.actor.getSnapshot().hasTag('connected')).toBe(true);
-  expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'new session' } }))).toBe('new session');
-});
+    expect(textOf(await call)).toBe('done 3 after restart');
+    expect(resume.status).toBe(404);
+    expect(transport.sessionId).not.toBe(before);
+    expect(proxy.backend.sessions.has(transport.sessionId!)).toBe(true);
+    expect(posts(proxy.requests, 'progress').map((r) => r.sessionId)).toEqual([before, transport.sessionId]);
+    expect(proxy.requests.filter((r) => r.rpc === 'initialize')).toHaveLength(2);
+    expect(transport.actor.getSnapshot().hasTag('connected')).toBe(true);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'new session' } }))).toBe('new session');
+  },
+);
 
 describe('R7: replayed events', { timeout: 10_000 }, () => {
   it('R7: after a cut, replayed events are delivered once each and in order, even when the proxy replays already-delivered events and sends every event twice', async () => {
@@ -442,7 +484,9 @@ describe('R7: replayed events', { timeout: 10_000 }, () => {
     });
 
     const seen: number[] = [];
-    const result = await client.callTool({ name: 'progress', arguments: { steps: 6 } }, undefined, { onprogress: (p) => seen.push(p.progress) });
+    const result = await client.callTool({ name: 'progress', arguments: { steps: 6 } }, undefined, {
+      onprogress: (p) => seen.push(p.progress),
+    });
 
     expect(textOf(result)).toBe('done 6');
     expect(seen).toEqual([1, 2, 3, 4, 5, 6]);
@@ -458,23 +502,32 @@ describe('R7: replayed events', { timeout: 10_000 }, () => {
     const { proxy, client, delivered } = await rig();
     proxy.rule({ method: 'POST', tool: 'progress', duplicate: true });
     const seen: number[] = [];
-    expect(textOf(await client.callTool({ name: 'progress', arguments: { steps: 5 } }, undefined, { onprogress: (p) => seen.push(p.progress) }))).toBe(
-      'done 5',
-    );
+    expect(
+      textOf(await client.callTool({ name: 'progress', arguments: { steps: 5 } }, undefined, { onprogress: (p) => seen.push(p.progress) })),
+    ).toBe('done 5');
     expect(seen).toEqual([1, 2, 3, 4, 5]);
     expect(responsesTo(delivered, 1)).toHaveLength(1);
   });
 });
 
 describe('R8: cancelling a request stops its stream', { timeout: 10_000 }, () => {
-  const slowBackoff = { initialReconnectionDelay: 400, reconnectionDelayGrowFactor: 1, maxReconnectionDelay: 400, maxRetries: 5, jitter: false };
+  const slowBackoff = {
+    initialReconnectionDelay: 400,
+    reconnectionDelayGrowFactor: 1,
+    maxReconnectionDelay: 400,
+    maxRetries: 5,
+    jitter: false,
+  };
 
   it('R8: cancelled (AbortSignal) during backoff: notifications/cancelled is sent, the call rejects, and no GET follows for it', async () => {
     const { proxy, client, transport } = await rig({ transport: { reconnectionOptions: slowBackoff } });
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });
     const controller = new AbortController();
     const call = rejection(
-      client.callTool({ name: 'progress', arguments: { steps: 20, delayMs: 50 } }, undefined, { onprogress: () => undefined, signal: controller.signal }),
+      client.callTool({ name: 'progress', arguments: { steps: 20, delayMs: 50 } }, undefined, {
+        onprogress: () => undefined,
+        signal: controller.signal,
+      }),
     );
     const post = await proxy.waitFor((r) => r.tool === 'progress');
     await post.ended;
@@ -496,7 +549,10 @@ describe('R8: cancelling a request stops its stream', { timeout: 10_000 }, () =>
     proxy.rule({ method: 'GET', resume: true, stallHeaders: 'release' });
     const controller = new AbortController();
     const call = rejection(
-      client.callTool({ name: 'progress', arguments: { steps: 20, delayMs: 50 } }, undefined, { onprogress: () => undefined, signal: controller.signal }),
+      client.callTool({ name: 'progress', arguments: { steps: 20, delayMs: 50 } }, undefined, {
+        onprogress: () => undefined,
+        signal: controller.signal,
+      }),
     );
     const resume = await proxy.waitFor(isResume);
     controller.abort(new Error('cancelled by the user'));
@@ -533,7 +589,9 @@ describe('R8: cancelling a request stops its stream', { timeout: 10_000 }, () =>
   it('R8, F2: close() during backoff stops the timer: no GET follows', async () => {
     const { proxy, client } = await rig({ transport: { reconnectionOptions: slowBackoff } });
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });
-    const call = rejection(client.callTool({ name: 'progress', arguments: { steps: 20, delayMs: 50 } }, undefined, { onprogress: () => undefined }));
+    const call = rejection(
+      client.callTool({ name: 'progress', arguments: { steps: 20, delayMs: 50 } }, undefined, { onprogress: () => undefined }),
+    );
     const post = await proxy.waitFor((r) => r.tool === 'progress');
     await post.ended;
     await client.close();
@@ -549,7 +607,9 @@ describe('R9: silent and broken bodies', { timeout: 10_000 }, () => {
     proxy.rule({ method: 'POST', tool: 'progress', stallBodyAfter: 2, stallBody: 'release' });
 
     const seen: number[] = [];
-    const result = await client.callTool({ name: 'progress', arguments: { steps: 4 } }, undefined, { onprogress: (p) => seen.push(p.progress) });
+    const result = await client.callTool({ name: 'progress', arguments: { steps: 4 } }, undefined, {
+      onprogress: (p) => seen.push(p.progress),
+    });
     expect(textOf(result)).toBe('done 4');
     expect(seen).toEqual([1, 2, 3, 4]);
     const post = posts(proxy.requests, 'progress')[0]!;
@@ -564,7 +624,9 @@ describe('R9: silent and broken bodies', { timeout: 10_000 }, () => {
 
   it('R9: keep-alive comments count as activity: a slow tool with comments more often than streamIdleTimeout is not dropped', async () => {
     const { proxy, client, errors } = await rig({ server: { keepAliveMs: 100 }, transport: { streamIdleTimeout: 400 } });
-    const result = await client.callTool({ name: 'progress', arguments: { steps: 2, delayMs: 700 } }, undefined, { onprogress: () => undefined });
+    const result = await client.callTool({ name: 'progress', arguments: { steps: 2, delayMs: 700 } }, undefined, {
+      onprogress: () => undefined,
+    });
     expect(textOf(result)).toBe('done 2');
     expect(proxy.requests.filter(isResume)).toEqual([]);
     expect(errors).toEqual([]);
@@ -581,7 +643,9 @@ describe('R9: silent and broken bodies', { timeout: 10_000 }, () => {
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2, cutMidEvent: true });
 
     const seen: number[] = [];
-    const result = await client.callTool({ name: 'progress', arguments: { steps: 4 } }, undefined, { onprogress: (p) => seen.push(p.progress) });
+    const result = await client.callTool({ name: 'progress', arguments: { steps: 4 } }, undefined, {
+      onprogress: (p) => seen.push(p.progress),
+    });
     expect(textOf(result)).toBe('done 4');
     expect(seen).toEqual([1, 2, 3, 4]);
     expect(posts(proxy.requests, 'progress')[0]?.outcome).toBe('cut');

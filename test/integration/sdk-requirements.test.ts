@@ -113,7 +113,6 @@ function logMessage(data: string): JSONRPCMessage {
   return { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data } };
 }
 
-
 /** The standalone GET stream's chart, while it runs. */
 function standaloneChart(transport: StreamableHTTPClientTransport): { matches(state: string): boolean } | undefined {
   const child = transport.actor.getSnapshot().children.standalone as AnyActorRef | undefined;
@@ -424,7 +423,13 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
       ),
     );
     const { transport } = await connect(server.url, {
-      reconnectionOptions: { initialReconnectionDelay: delay, maxReconnectionDelay: delay, reconnectionDelayGrowFactor: 1, maxRetries: 10, jitter: false },
+      reconnectionOptions: {
+        initialReconnectionDelay: delay,
+        maxReconnectionDelay: delay,
+        reconnectionDelayGrowFactor: 1,
+        maxRetries: 10,
+        jitter: false,
+      },
     });
     await server.waitFor({ http: 'GET' });
 
@@ -606,7 +611,13 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
       return sse([{ id: 'post-stream-event-2', data: result(primedId as number, toolResult('with priming')) }]);
     });
     const { client } = await connect(server.url, {
-      reconnectionOptions: { initialReconnectionDelay: 25, maxReconnectionDelay: 25, reconnectionDelayGrowFactor: 1, maxRetries: 2, jitter: false },
+      reconnectionOptions: {
+        initialReconnectionDelay: 25,
+        maxReconnectionDelay: 25,
+        reconnectionDelayGrowFactor: 1,
+        maxRetries: 2,
+        jitter: false,
+      },
     });
     await server.waitFor({ http: 'GET' });
 
@@ -747,7 +758,13 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
     };
     // Typed as a variable so this compiles whether or not the option is declared yet.
     const options: StreamableHTTPClientTransportOptions & { reconnectionScheduler: Scheduler } = {
-      reconnectionOptions: { initialReconnectionDelay: 150, maxReconnectionDelay: 1_000, reconnectionDelayGrowFactor: 2, maxRetries: 5, jitter: false },
+      reconnectionOptions: {
+        initialReconnectionDelay: 150,
+        maxReconnectionDelay: 1_000,
+        reconnectionDelayGrowFactor: 2,
+        maxRetries: 5,
+        jitter: false,
+      },
       reconnectionScheduler: scheduler,
     };
     const { client, transport } = await connect(server.url, options);
@@ -844,7 +861,8 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
     const assigned: (string | null)[] = [];
     const fetch: FetchLike = async (url, init) => {
       const response = await realFetch(url, init);
-      if (typeof init?.body === 'string' && init.body.includes('"method":"initialize"')) assigned.push(response.headers.get('mcp-session-id'));
+      if (typeof init?.body === 'string' && init.body.includes('"method":"initialize"'))
+        assigned.push(response.headers.get('mcp-session-id'));
       return response;
     };
     const { transport } = transportFor(server.url, { fetch });
@@ -884,7 +902,13 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
   it('reconnect-failure-onerror (G5, R6, F3, F5): reconnects of the standalone stream that keep failing are reported through onerror, never through an unrelated call; 404s on them do not loop', async () => {
     const maxRetries = 2;
     // Budget of 2 with 10 ms steps; past it the stream waits at the 60 s ceiling (G5).
-    const reconnectionOptions = { initialReconnectionDelay: 10, maxReconnectionDelay: 60_000, reconnectionDelayGrowFactor: 1, maxRetries, jitter: false };
+    const reconnectionOptions = {
+      initialReconnectionDelay: 10,
+      maxReconnectionDelay: 60_000,
+      reconnectionDelayGrowFactor: 1,
+      maxRetries,
+      jitter: false,
+    };
     const cutStream: Reply = { ...sse([]), body: [{ data: ': open\n\n', delayMs: 20 }], abort: true };
 
     // Every reconnect answered 500 (R6: retried under the budget).

@@ -37,7 +37,6 @@ async function connectOver(transport: StreamableHTTPClientTransport): Promise<Cl
   return client;
 }
 
-
 const byMethod = (method: string) => (request: LoggedRequest) => request.method === method;
 
 afterEach(async () => {

@@ -127,11 +127,9 @@ it(
             for (let index = next++; index < calls; index = next++) {
               const progress: number[] = [];
               try {
-                const result = await client.callTool(
-                  { name: 'progress', arguments: { steps, tag: `#${String(index)}` } },
-                  undefined,
-                  { onprogress: (p) => progress.push(p.progress) },
-                );
+                const result = await client.callTool({ name: 'progress', arguments: { steps, tag: `#${String(index)}` } }, undefined, {
+                  onprogress: (p) => progress.push(p.progress),
+                });
                 outcomes.push({ index, text: textOf(result), error: undefined, progress });
               } catch (error) {
                 outcomes.push({ index, text: undefined, error: String(error), progress });
@@ -154,7 +152,10 @@ it(
       expect(outcomes).toHaveLength(calls);
       const expectedProgress = Array.from({ length: steps }, (_, i) => i + 1);
       const wrong = outcomes.filter(
-        (o) => o.error !== undefined || o.text !== `done ${String(steps)} #${String(o.index)}` || JSON.stringify(o.progress) !== JSON.stringify(expectedProgress),
+        (o) =>
+          o.error !== undefined ||
+          o.text !== `done ${String(steps)} #${String(o.index)}` ||
+          JSON.stringify(o.progress) !== JSON.stringify(expectedProgress),
       );
       expect(wrong.slice(0, 5)).toEqual([]);
       const responses = new Map<unknown, number>();

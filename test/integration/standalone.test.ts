@@ -4,11 +4,7 @@
  * with the session (G6).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  LATEST_PROTOCOL_VERSION,
-  ListRootsRequestSchema,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, ListRootsRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { LoggedRequest, ServerOptions } from '../support/mcp-server.js';
 import {
   childrenOf,

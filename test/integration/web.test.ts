@@ -138,8 +138,17 @@ describe('W1: a saved transport state continues the session in a new transport',
     const good: SavedTransportState = { v: 1, endpoint: server.url.href, sessionId: 'abc' };
     expect(parseSavedState(good)).toEqual(good);
     expect(() => new StreamableHTTPClientTransport('http://127.0.0.1:1/other', { restoreState: good })).toThrow(McpTransportError);
-    expect(() => new StreamableHTTPClientTransport('http://127.0.0.1:1/other', { restoreState: good })).toThrow(/refusing to send its session ID elsewhere/);
-    for (const bad of [null, 'x', { v: 2 }, { ...good, sessionId: 'bad id' }, { ...good, standaloneLastEventId: 'é' }, { ...good, initialize: { jsonrpc: '2.0', method: 'ping' } }]) {
+    expect(() => new StreamableHTTPClientTransport('http://127.0.0.1:1/other', { restoreState: good })).toThrow(
+      /refusing to send its session ID elsewhere/,
+    );
+    for (const bad of [
+      null,
+      'x',
+      { v: 2 },
+      { ...good, sessionId: 'bad id' },
+      { ...good, standaloneLastEventId: 'é' },
+      { ...good, initialize: { jsonrpc: '2.0', method: 'ping' } },
+    ]) {
       expect(() => parseSavedState(bad)).toThrow(McpTransportError);
     }
   });

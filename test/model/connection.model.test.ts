@@ -30,7 +30,8 @@ const kind: PathKind = process.env.MODEL_PATHS === 'simple' ? 'simple' : 'shorte
  * (maxRetries 0: the ceiling at once), so no path makes one. test/integration/hardening.test.ts
  * (G2, F3 and P11, G2) and the restart tests in lifecycle.test.ts take these transitions.
  */
-const needsSecondGet = 'G2: only a GET after the standalone stream was open can meet a session-missing 404; the world never reconnects within a path';
+const needsSecondGet =
+  'G2: only a GET after the standalone stream was open can meet a session-missing 404; the world never reconnects within a path';
 
 const unreachable: Record<string, string> = {
   'connection.closed|close|0': 'the facade: close() on a closed transport resolves without telling the chart',
@@ -68,7 +69,7 @@ const postStreamUnreachable: Record<string, string> = {
   'postStream.streaming|stream.ended|2': noEventIds,
   'postStream.interrupted|stream.ended|0': 'the data plane carries requests only; a notification is never handed over as a stream',
   'postStream.interrupted|stream.ended|1': noEventIds,
-  'postStream.streaming|stream.ended|0': "resumeStream() (which awaits nothing) is not a world event here",
+  'postStream.streaming|stream.ended|0': 'resumeStream() (which awaits nothing) is not a world event here',
   'postStream.streaming|stream.ended|1': noEventIds,
   'postStream.streaming.choosing|always|0': noIdleTimeout,
   'postStream.streaming.watching|xstate.after.streamIdleTimeout.postStream.streaming.watching|0': noIdleTimeout,
@@ -137,7 +138,9 @@ describe('connection chart, model-based', () => {
 
   it('the paths generated from the model visit every state and take every transition of the model', () => {
     const missedStates = modelStates.filter((id) => !modelCoverage.states.has(id));
-    const missedTransitions = [...modelTransitions.keys()].filter((key) => !modelCoverage.transitions.has(key) && !modelUnreachable.has(key));
+    const missedTransitions = [...modelTransitions.keys()].filter(
+      (key) => !modelCoverage.transitions.has(key) && !modelUnreachable.has(key),
+    );
     console.log(
       `model: ${modelConfigs.length} configurations (${modelConfigs.map((c) => c.name).join(', ')}); ` +
         `${shortest.length} shortest paths (${covering.length} of them cover the model)` +
@@ -171,10 +174,17 @@ describe('connection chart, model-based', () => {
     console.log(
       `real chart: ${ran} paths, ${steps} steps; states ${realStates.length - missedStates.length}/${realStates.length}; ` +
         `transitions ${taken}/${realTransitions.size} (${Object.keys(unreachable).length} no world event can take: ` +
-        `${Object.entries(unreachable).map(([key, why]) => `${key}: ${why}`).join('; ')})`,
+        `${Object.entries(unreachable)
+          .map(([key, why]) => `${key}: ${why}`)
+          .join('; ')})`,
     );
     console.log(`real states covered: ${[...realCoverage.states].sort().join(', ')}`);
-    console.log(`real transitions taken:\n  ${[...realCoverage.transitions].sort().map((key) => describeTransition(realTransitions.get(key)!)).join('\n  ')}`);
+    console.log(
+      `real transitions taken:\n  ${[...realCoverage.transitions]
+        .sort()
+        .map((key) => describeTransition(realTransitions.get(key)!))
+        .join('\n  ')}`,
+    );
     expect(ran, 'every path ran to its end (this test reads what they covered)').toBe(toRun.length);
     expect(missedStates).toEqual([]);
     expect(missedTransitions.map((key) => describeTransition(realTransitions.get(key)!))).toEqual([]);
@@ -193,7 +203,10 @@ describe('connection chart, model-based', () => {
     const unexpectedlyTaken = Object.keys(cannot).filter((key) => covered.transitions.has(key));
     console.log(
       `${machine.id}: transitions ${taken.length}/${all.size} (${Object.keys(cannot).length} no world event of the model can take)\n  ` +
-        taken.sort().map((key) => describeTransition(all.get(key)!)).join('\n  '),
+        taken
+          .sort()
+          .map((key) => describeTransition(all.get(key)!))
+          .join('\n  '),
     );
     expect(missed.map((key) => describeTransition(all.get(key)!))).toEqual([]);
     expect(unexpectedlyTaken).toEqual([]);

@@ -277,14 +277,19 @@ export class World {
   private heldOfKind(kind: string): PuppetRequest {
     const current = this.transport.sessionId;
     const request = this.held().find((candidate) => this.kindOf(candidate, current) === kind);
-    if (request === undefined) throw new Error(`the server holds no ${kind} request (it holds: ${this.heldKinds().join(', ') || 'nothing'})`);
+    if (request === undefined)
+      throw new Error(`the server holds no ${kind} request (it holds: ${this.heldKinds().join(', ') || 'nothing'})`);
     return request;
   }
 
   private unauthorized(): PuppetReply {
-    return json({ error: 'invalid_token', error_description: 'token refused' }, {
-      'www-authenticate': `Bearer error="invalid_token", resource_metadata="${this.puppet.resourceMetadataUrl}"`,
-    }, 401);
+    return json(
+      { error: 'invalid_token', error_description: 'token refused' },
+      {
+        'www-authenticate': `Bearer error="invalid_token", resource_metadata="${this.puppet.resourceMetadataUrl}"`,
+      },
+      401,
+    );
   }
 
   /** Does what a model event stands for. */
@@ -322,7 +327,10 @@ export class World {
         const outstanding = this.outstandingCalls();
         expect(outstanding, 'the model cancels the one call outstanding').toHaveLength(1);
         const [requestId] = outstanding as [RpcId];
-        this.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'model' } }, `send(cancel #${requestId})`);
+        this.send(
+          { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'model' } },
+          `send(cancel #${requestId})`,
+        );
         return;
       }
       case 'del.hang':
@@ -465,15 +473,11 @@ export class World {
     for (let round = 0; round < 10_000; round++) {
       this.dropOrphans(expected);
       if (this.matches(expected) || this.crash !== undefined || Date.now() > deadline) break;
-      await Promise.race([
-        this.puppet.nextChange(),
-        this.nextActorChange(),
-        new Promise<void>((resolve) => setTimeout(resolve, 10)),
-      ]);
+      await Promise.race([this.puppet.nextChange(), this.nextActorChange(), new Promise<void>((resolve) => setTimeout(resolve, 10))]);
     }
     // Let promise reactions of this step (a send refused at once) run before looking at them.
     await new Promise<void>((resolve) => setImmediate(resolve));
-    expect(this.crash?.message, 'the transport\'s actor stopped with an error').toBeUndefined();
+    expect(this.crash?.message, "the transport's actor stopped with an error").toBeUndefined();
     expect({ state: this.transport.actor.getSnapshot().value, held: this.heldKinds() }).toEqual({
       state: expected.value,
       held: expectedHeld(expected),
@@ -487,7 +491,8 @@ export class World {
     const before = this.previous;
     const last = this.lastTracked;
     // A send or terminateSession() on a transport that is not running is refused at once.
-    const refusing = before !== undefined && (rejectingStates.some((state) => before.matches(state)) || before.matches({ open: { session: 'closing' } }));
+    const refusing =
+      before !== undefined && (rejectingStates.some((state) => before.matches(state)) || before.matches({ open: { session: 'closing' } }));
     if (refusing && last !== undefined && last.label !== 'close()') {
       expect(last.outcome, `${last.label} in ${JSON.stringify(before.value)}`).toBe('rejected');
     }

@@ -416,7 +416,11 @@ export const connectionModel = setup({
         'req.500': { actions: 'answerCall' },
         'req.cut': { actions: 'answerCall' },
         'req.404': { actions: 'answerCall' },
-        'req.401': { guard: 'authorizes', target: 'authorizing', actions: ['holdCall', { type: 'returnTo', params: { state: 'connecting' } }] },
+        'req.401': {
+          guard: 'authorizes',
+          target: 'authorizing',
+          actions: ['holdCall', { type: 'returnTo', params: { state: 'connecting' } }],
+        },
         'note.202': { actions: 'answerNote' },
       },
     },
@@ -453,7 +457,11 @@ export const connectionModel = setup({
           { guard: 'callCarriedSession', target: 'failed', actions: 'expire' },
           { actions: 'answerCall' },
         ],
-        'req.401': { guard: 'authorizes', target: 'authorizing', actions: ['holdCall', { type: 'returnTo', params: { state: 'initializing' } }] },
+        'req.401': {
+          guard: 'authorizes',
+          target: 'authorizing',
+          actions: ['holdCall', { type: 'returnTo', params: { state: 'initializing' } }],
+        },
         'note.202': { actions: 'answerNote' },
       },
     },
@@ -556,7 +564,10 @@ export const connectionModel = setup({
              */
             draining: {
               always: [
-                { guard: or([stateIn('#connection.open.standalone.ended'), stateIn('#connection.open.standalone.off')]), target: '#connection.closed' },
+                {
+                  guard: or([stateIn('#connection.open.standalone.ended'), stateIn('#connection.open.standalone.off')]),
+                  target: '#connection.closed',
+                },
                 { target: '#connection.closed' },
               ],
             },
@@ -770,10 +781,7 @@ export const connectionModel = setup({
           on: {
             'initd.202': {
               target: '#connection.open',
-              actions: [
-                assign(({ context }) => ({ recovered: true, out: without(context.out, 'initd') })),
-                'flush',
-              ],
+              actions: [assign(({ context }) => ({ recovered: true, out: without(context.out, 'initd') })), 'flush'],
             },
             'initd.500': { target: '#connection.failed', actions: 'expire' },
             'req.ok': { actions: 'answerCall' },
@@ -894,7 +902,8 @@ export function candidateEvents(snapshot: ModelSnapshot): ModelEvent[] {
 }
 
 /** The DELETE of close() (bounded by deleteTimeout), not the one of terminateSession(). */
-const closingDelete = (snapshot: ModelSnapshot) => snapshot.matches({ closing: 'deleting' }) || snapshot.matches({ open: { session: 'closing' } });
+const closingDelete = (snapshot: ModelSnapshot) =>
+  snapshot.matches({ closing: 'deleting' }) || snapshot.matches({ open: { session: 'closing' } });
 
 const has = <T extends string>(items: readonly T[], item: T) => items.includes(item);
 
@@ -1095,7 +1104,20 @@ export const modelConfigs: readonly ModelConfig[] = [
     name: 'recovery-race',
     standalone: false,
     maxCalls: 2,
-    events: ['start', 'close', 'send.initialize', 'send.initialized', 'send.request', 'init.ok', 'initd.202', 'req.ok', 'req.404', 'req.500', 'req.cut', 'del.200'],
+    events: [
+      'start',
+      'close',
+      'send.initialize',
+      'send.initialized',
+      'send.request',
+      'init.ok',
+      'initd.202',
+      'req.ok',
+      'req.404',
+      'req.500',
+      'req.cut',
+      'del.200',
+    ],
   },
   {
     ...base,
@@ -1103,7 +1125,21 @@ export const modelConfigs: readonly ModelConfig[] = [
     presetSession: true,
     standalone: false,
     recovery: 'fail',
-    events: ['start', 'close', 'terminate', 'send.request', 'send.notification', 'req.ok', 'req.404', 'req.500', 'req.cut', 'note.202', 'del.200', 'del.500', 'del.drop'],
+    events: [
+      'start',
+      'close',
+      'terminate',
+      'send.request',
+      'send.notification',
+      'req.ok',
+      'req.404',
+      'req.500',
+      'req.cut',
+      'note.202',
+      'del.200',
+      'del.500',
+      'del.drop',
+    ],
   },
   {
     ...base,

@@ -175,7 +175,9 @@ export function generateSimplePaths(configs: readonly ModelConfig[] = modelConfi
       result.statePaths++;
       const path = realize(adjacency, initial, edges);
       if (path === undefined) {
-        result.unrealizable.push(`[${config.name}] ${edges.map((edge) => `${(JSON.parse(edge.label) as ModelEvent).type} → ${edge.to}`).join(', ')}`);
+        result.unrealizable.push(
+          `[${config.name}] ${edges.map((edge) => `${(JSON.parse(edge.label) as ModelEvent).type} → ${edge.to}`).join(', ')}`,
+        );
         return;
       }
       result.generated.push({ config, model, path, coverage: modelCoverageOf(config, path) });
@@ -184,7 +186,10 @@ export function generateSimplePaths(configs: readonly ModelConfig[] = modelConfi
   return result;
 }
 
-const featuresOf = (coverage: Coverage) => [...[...coverage.states].map((id) => `state:${id}`), ...[...coverage.transitions].map((key) => `transition:${key}`)];
+const featuresOf = (coverage: Coverage) => [
+  ...[...coverage.states].map((id) => `state:${id}`),
+  ...[...coverage.transitions].map((key) => `transition:${key}`),
+];
 
 /** The fewest paths (greedy) that together reach every state and transition the given paths reach. */
 export function selectCovering(paths: readonly GeneratedPath[]): GeneratedPath[] {

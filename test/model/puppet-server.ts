@@ -123,7 +123,8 @@ export async function startPuppetServer(): Promise<PuppetServer> {
       res.end(JSON.stringify(document));
       return;
     }
-    const parked = path === '/mcp' || (path === '/messages' && request.method === 'POST') || (path === '/token' && request.method === 'POST');
+    const parked =
+      path === '/mcp' || (path === '/messages' && request.method === 'POST') || (path === '/token' && request.method === 'POST');
     if (!parked) {
       request.state = 'done';
       res.writeHead(404, { 'content-type': 'text/plain' });

@@ -281,9 +281,11 @@ export async function startFaultProxy(options: FaultProxyOptions = {}): Promise<
         onFlushed = resolve;
       }),
     );
-    if (response.write(bytes, () => {
-      onFlushed();
-    })) {
+    if (
+      response.write(bytes, () => {
+        onFlushed();
+      })
+    ) {
       return Promise.resolve(true);
     }
     return new Promise((resolve) => {

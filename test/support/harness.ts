@@ -298,7 +298,10 @@ export class Started {
     return server;
   }
 
-  transport(server: TestServer, options: ConstructorParameters<typeof StreamableHTTPClientTransport>[1] = {}): StreamableHTTPClientTransport {
+  transport(
+    server: TestServer,
+    options: ConstructorParameters<typeof StreamableHTTPClientTransport>[1] = {},
+  ): StreamableHTTPClientTransport {
     const transport = new StreamableHTTPClientTransport(server.url, options);
     this.transports.push(transport);
     return transport;

@@ -71,11 +71,9 @@ export interface TestServer {
 
 export function buildServer(catalog = false): McpServer {
   const server = new McpServer({ name: 'fixture', version: '1.0.0' }, { capabilities: { logging: {} } });
-  server.registerTool(
-    'echo',
-    { description: 'echoes its text', inputSchema: { text: z.string() } },
-    ({ text }) => ({ content: [{ type: 'text', text }] }),
-  );
+  server.registerTool('echo', { description: 'echoes its text', inputSchema: { text: z.string() } }, ({ text }) => ({
+    content: [{ type: 'text', text }],
+  }));
   server.registerTool(
     'progress',
     {
@@ -126,10 +124,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
 
   const takeFault = (entry: LoggedRequest): Fault | undefined => {
     const index = faults.findIndex(
-      (f) =>
-        f.method === entry.method &&
-        (f.rpc === undefined || f.rpc === entry.rpc) &&
-        (f.match === undefined || f.match(entry)),
+      (f) => f.method === entry.method && (f.rpc === undefined || f.rpc === entry.rpc) && (f.match === undefined || f.match(entry)),
     );
     if (index === -1) return undefined;
     const fault = faults[index] as Fault;
@@ -185,9 +180,7 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: !sse,
-      ...(useEventStore === false
-        ? {}
-        : { eventStore: useEventStore === true ? new InMemoryEventStore() : useEventStore() }),
+      ...(useEventStore === false ? {} : { eventStore: useEventStore === true ? new InMemoryEventStore() : useEventStore() }),
       ...(options.retryInterval === undefined ? {} : { retryInterval: options.retryInterval }),
       ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
       onsessioninitialized: (id) => {

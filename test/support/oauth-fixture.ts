@@ -28,12 +28,7 @@ import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprot
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { InvalidGrantError, InvalidRequestError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import type {
-  OAuthClientInformationFull,
-  OAuthClientMetadata,
-  OAuthMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthClientInformationFull, OAuthClientMetadata, OAuthMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { realFetch } from './harness.js';
 import { listenLocal, shutDown } from './http.js';
 import { InMemoryOAuthClient } from './oauth-client.js';
@@ -200,7 +195,9 @@ export class TestAuthorizationProvider implements OAuthServerProvider {
     }
     this.refreshTokens.delete(refreshToken);
     this.grants.push({ grantType: 'refresh_token', scopes: grant.scopes });
-    return Promise.resolve(this.issue({ clientId: client.client_id, scopes: scopes ?? grant.scopes, resource: resource ?? grant.resource }));
+    return Promise.resolve(
+      this.issue({ clientId: client.client_id, scopes: scopes ?? grant.scopes, resource: resource ?? grant.resource }),
+    );
   }
 
   verifyAccessToken(token: string): Promise<AuthInfo> {
@@ -274,7 +271,6 @@ export async function startAuthServer(options: { refreshTokens?: boolean } = {})
 
 // ---------------------------------------------------------------------------------------------
 // Protected MCP resource server
-
 
 function buildMcpServer(): McpServer {
   const server = new McpServer({ name: 'protected-fixture', version: '1.0.0' });
@@ -362,15 +358,16 @@ export async function startProtectedServer(auth: AuthServer): Promise<ProtectedS
         return;
       }
       if (entry !== undefined && denials.some((deny) => deny(entry))) {
-        res.writeHead(401, { 'www-authenticate': challenge('invalid_token', 'Token refused', baseScope), 'content-type': 'application/json' });
+        res.writeHead(401, {
+          'www-authenticate': challenge('invalid_token', 'Token refused', baseScope),
+          'content-type': 'application/json',
+        });
         res.end(JSON.stringify({ error: 'invalid_token', error_description: 'Token refused' }));
         return;
       }
       next();
     },
-    asHandler(
-      requireBearerAuth({ verifier: auth.provider, requiredScopes: [baseScope], resourceMetadataUrl, expectedResource: mcpUrl }),
-    ),
+    asHandler(requireBearerAuth({ verifier: auth.provider, requiredScopes: [baseScope], resourceMetadataUrl, expectedResource: mcpUrl })),
     (req, res, next) => {
       const { tool } = rpcOf(req.body);
       if (tool === 'admin' && !(req.auth?.scopes ?? []).includes(adminScope)) {

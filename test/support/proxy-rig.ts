@@ -77,8 +77,7 @@ export async function closeRigs(): Promise<void> {
 }
 
 export const isResume = (request: ProxiedRequest): boolean => request.method === 'GET' && request.lastEventId !== undefined;
-export const isStandaloneOpen = (request: ProxiedRequest): boolean =>
-  request.method === 'GET' && request.lastEventId === undefined;
+export const isStandaloneOpen = (request: ProxiedRequest): boolean => request.method === 'GET' && request.lastEventId === undefined;
 export const isCancellation = (request: ProxiedRequest): boolean => request.rpc === 'notifications/cancelled';
 
 /** Progress notifications for `token` among delivered messages, as their `progress` values. */

@@ -13,5 +13,7 @@ test('U1: the transport is assignable to the SDK Transport', () => {
 
 test('U1: the SDK option names are accepted', () => {
   expectTypeOf<Pick<SdkOptions, 'requestInit' | 'fetch' | 'sessionId'>>().toExtend<StreamableHTTPClientTransportOptions>();
-  expectTypeOf<SdkOptions['reconnectionOptions'] & object>().toExtend<NonNullable<StreamableHTTPClientTransportOptions['reconnectionOptions']>>();
+  expectTypeOf<SdkOptions['reconnectionOptions'] & object>().toExtend<
+    NonNullable<StreamableHTTPClientTransportOptions['reconnectionOptions']>
+  >();
 });

@@ -24,7 +24,7 @@ describe('reconnect delay', () => {
     expect(reconnectDelay(2, undefined, defaultReconnection, () => 0.999)).toBe(2_998);
   });
 
-  it('S3, R4: the stream\'s own retry value is used exactly, with no jitter', () => {
+  it("S3, R4: the stream's own retry value is used exactly, with no jitter", () => {
     expect(reconnectDelay(4, 500, defaultReconnection, () => 0.9)).toBe(500);
   });
 

@@ -4,7 +4,18 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createActor, SimulatedClock } from 'xstate';
-import { chartOptions, fakeIo, flush, initializeRequest, initializeResult, initialized, machineWith, recordingSink, ticket, type FakeIo } from './fakes.js';
+import {
+  chartOptions,
+  fakeIo,
+  flush,
+  initializeRequest,
+  initializeResult,
+  initialized,
+  machineWith,
+  recordingSink,
+  ticket,
+  type FakeIo,
+} from './fakes.js';
 import type { ChartOptions } from '../../machines/events.js';
 import { StreamableHTTPError } from '../../machines/errors.js';
 
@@ -108,7 +119,12 @@ describe('W1: a restored session in the connection chart', () => {
     await flush();
     expect(actor.getSnapshot().hasTag('connected')).toBe(true);
     expect(io.posts).toHaveLength(0);
-    expect(io.gets[0]!.input).toEqual({ sessionId: 'saved-session', protocolVersion: '2025-06-18', lastEventId: 'ev-7', established: true });
+    expect(io.gets[0]!.input).toEqual({
+      sessionId: 'saved-session',
+      protocolVersion: '2025-06-18',
+      lastEventId: 'ev-7',
+      established: true,
+    });
     expect(actor.getSnapshot().context.initializeRequest).toEqual(restored.initializeRequest);
   });
 

@@ -176,7 +176,8 @@ describe('connection chart', () => {
       const first = io.posts.length;
       for (let i = 0; i < 3; i++) actor.send({ type: 'send', message: call(100 + round * 3 + i), ticket: ticket() });
       await flush();
-      for (const i of [2, 0, 1]) io.posts[first + i]!.resolve({ kind: 'json', sessionId: 'abc', response: { jsonrpc: '2.0', id: 100 + round * 3 + i, result: {} } });
+      for (const i of [2, 0, 1])
+        io.posts[first + i]!.resolve({ kind: 'json', sessionId: 'abc', response: { jsonrpc: '2.0', id: 100 + round * 3 + i, result: {} } });
       await flush();
     }
     expect(io.posts).toHaveLength(2 + 150);
@@ -604,7 +605,7 @@ describe('authorization (A1, A2)', () => {
     expect(actor.getSnapshot().hasTag('connected')).toBe(true);
   });
 
-  it('A1: a flow that needs the user (the SDK\'s UnauthorizedError) fails the waiting calls with that very error, and no synthetic answer', async () => {
+  it("A1: a flow that needs the user (the SDK's UnauthorizedError) fails the waiting calls with that very error, and no synthetic answer", async () => {
     const { io, actor, sink } = setUp({ authorization: true });
     actor.send({ type: 'start' });
     const initTicket = ticket();

@@ -16,9 +16,7 @@ const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as {
 
 describe('the package', () => {
   it('U6: every error class is exported from the root', () => {
-    const classes = Object.entries(errors).filter(
-      ([, value]) => typeof value === 'function' && value.prototype instanceof Error,
-    );
+    const classes = Object.entries(errors).filter(([, value]) => typeof value === 'function' && value.prototype instanceof Error);
     expect(classes.length).toBeGreaterThanOrEqual(10);
     const exported = root as Record<string, unknown>;
     for (const [name, value] of classes) expect(exported[name], name).toBe(value);

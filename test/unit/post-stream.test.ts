@@ -25,7 +25,16 @@ function setUp(
     invoke: {
       id: 'post-1',
       src: child,
-      input: { message, ticket: sendTicket, origin: 'caller' as const, attempts: { auth: 0, stepUps: 0 }, sessionId: 's', protocolVersion: 'v', options: chartOptions(overrides), ...extra },
+      input: {
+        message,
+        ticket: sendTicket,
+        origin: 'caller' as const,
+        attempts: { auth: 0, stepUps: 0 },
+        sessionId: 's',
+        protocolVersion: 'v',
+        options: chartOptions(overrides),
+        ...extra,
+      },
     },
     on: { '*': { actions: ({ event }) => reports.push(event as PostStreamReport) } },
   });
@@ -208,7 +217,15 @@ describe('POST stream chart: idle streams and resumption tokens', () => {
   });
 
   it('R5: more than maxRetries reconnects without progress end the stream: exactly maxRetries + 1 GETs', async () => {
-    const { io, clock, reports } = setUp({ reconnection: { initialReconnectionDelay: 10, reconnectionDelayGrowFactor: 1, maxReconnectionDelay: 10, maxRetries: 3, jitter: false } });
+    const { io, clock, reports } = setUp({
+      reconnection: {
+        initialReconnectionDelay: 10,
+        reconnectionDelayGrowFactor: 1,
+        maxReconnectionDelay: 10,
+        maxRetries: 3,
+        jitter: false,
+      },
+    });
     await flush();
     io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
     await flush();

@@ -39,7 +39,11 @@ describe('machines/ are pure', () => {
   it('U5: src/ outside the CLI and the Node entry imports no Node-only module, so the transport runs in browsers', () => {
     const walk = (d: string): string[] =>
       readdirSync(d, { withFileTypes: true }).flatMap((e) =>
-        e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.ts') && !nodeOnly.has(relative(srcDir, join(d, e.name))) ? [join(d, e.name)] : [],
+        e.isDirectory()
+          ? walk(join(d, e.name))
+          : e.name.endsWith('.ts') && !nodeOnly.has(relative(srcDir, join(d, e.name)))
+            ? [join(d, e.name)]
+            : [],
       );
     const sources = walk(srcDir);
     expect(sources.length).toBeGreaterThan(5);

@@ -62,17 +62,16 @@ describe('SSE reader', () => {
       `data: ${note(2)}\r\rdata: ${note(3)}\n\n`,
       `data: ${multi}\n\n`,
     ]);
-    expect(sink.delivered).toEqual([
-      JSON.parse(note(1)),
-      JSON.parse(note(2)),
-      JSON.parse(note(3)),
-      { jsonrpc: '2.0', method: 'a' },
-    ]);
+    expect(sink.delivered).toEqual([JSON.parse(note(1)), JSON.parse(note(2)), JSON.parse(note(3)), { jsonrpc: '2.0', method: 'a' }]);
     expect(event.type).toBe('stream.ended');
   });
 
   it('S2: a priming event is not delivered but its id counts; other event names are not delivered', async () => {
-    const { sink, event } = await read([`id: p0\ndata:\n\n`, `event: ping\nid: x1\nretry: 300\ndata: ${note(9)}\n\n`, `data: ${note(1)}\n\n`]);
+    const { sink, event } = await read([
+      `id: p0\ndata:\n\n`,
+      `event: ping\nid: x1\nretry: 300\ndata: ${note(9)}\n\n`,
+      `data: ${note(1)}\n\n`,
+    ]);
     expect(sink.delivered).toEqual([JSON.parse(note(1))]);
     expect(event).toMatchObject({ type: 'stream.ended', end: { lastEventId: 'x1', retryMs: 300, progressed: true } });
   });
@@ -101,13 +100,20 @@ describe('SSE reader', () => {
 
   it('P3, P4: messages before the response are delivered in order; the response ends the stream and is reported', async () => {
     const response = { jsonrpc: '2.0', id: 5, result: {} };
-    const { sink, event, released } = await read([
-      `id: 1\ndata: ${note(1)}\n\n`,
-      `id: 2\ndata: {"jsonrpc":"2.0","id":"srv-1","method":"roots/list"}\n\nid: 3\ndata: ${JSON.stringify(response)}\n\n`,
-      `data: ${note(99)}\n\n`,
-    ], { requestIds: [5] });
+    const { sink, event, released } = await read(
+      [
+        `id: 1\ndata: ${note(1)}\n\n`,
+        `id: 2\ndata: {"jsonrpc":"2.0","id":"srv-1","method":"roots/list"}\n\nid: 3\ndata: ${JSON.stringify(response)}\n\n`,
+        `data: ${note(99)}\n\n`,
+      ],
+      { requestIds: [5] },
+    );
     expect(sink.delivered).toEqual([JSON.parse(note(1)), { jsonrpc: '2.0', id: 'srv-1', method: 'roots/list' }]);
-    expect(event).toEqual({ type: 'stream.response', response, end: { lastEventId: '3', progressed: true, retryMs: undefined, error: undefined } });
+    expect(event).toEqual({
+      type: 'stream.response',
+      response,
+      end: { lastEventId: '3', progressed: true, retryMs: undefined, error: undefined },
+    });
     expect(released()).toBe(true);
   });
 
@@ -216,4 +222,3 @@ describe('SSE reader', () => {
     expect(loud.event.type === 'stream.ended' && loud.event.end.error?.name).toBe('MessageTooLargeError');
   });
 });
-

@@ -72,7 +72,7 @@ describe('W4: transportIn puts a real transport into each state, without a netwo
     expect(test.transport.actor.getSnapshot().context.error).toBeInstanceOf(SessionExpiredError);
   });
 
-  it('W3: nextRetry finds the standalone stream\'s wait from the root snapshot: which attempt, and when', async () => {
+  it("W3: nextRetry finds the standalone stream's wait from the root snapshot: which attempt, and when", async () => {
     const test = await inState('connected', { transport: { reconnectionOptions: { initialReconnectionDelay: 5_000, jitter: false } } });
     expect(nextRetry(test.transport.actor.getSnapshot())).toBeUndefined();
     const before = Date.now();

@@ -136,7 +136,12 @@ describe('replay', () => {
   it("W5: a frame holds the live actors' states and pending waits; a child its parent dropped, or one that finished, is gone", () => {
     const records = [
       record(0, 'actor', 'x:0', { machine: 'connection' }),
-      record(1, 'snapshot', 'x:0', { value: { open: { session: 'active' } }, status: 'active', children: ['post-1'], session: '#00000001' }),
+      record(1, 'snapshot', 'x:0', {
+        value: { open: { session: 'active' } },
+        status: 'active',
+        children: ['post-1'],
+        session: '#00000001',
+      }),
       record(2, 'actor', 'post-1', { machine: 'postStream', parent: 'x:0' }),
       record(3, 'timer', 'post-1', { id: 'xstate.after.reconnectDelay.postStream.backoff.timed', delay: 500 }),
       record(3, 'snapshot', 'post-1', { value: { backoff: 'timed' }, status: 'active', attempt: 1, children: [] }),
@@ -196,7 +201,10 @@ describe('view server and bridge', () => {
     const view = await serveView();
     servers.push(view);
     const bridge = viewInspector(view.url);
-    const actor = createActor(machineWith(fakeIo()), { input: { options: chartOptions(), sink: recordingSink() }, inspect: bridge.inspect });
+    const actor = createActor(machineWith(fakeIo()), {
+      input: { options: chartOptions(), sink: recordingSink() },
+      inspect: bridge.inspect,
+    });
     actor.start();
     actor.stop();
     await bridge.flush();
@@ -206,7 +214,13 @@ describe('view server and bridge', () => {
     await view.close();
     servers.length = 0;
     const gone = viewInspector(view.url);
-    gone.inspect.next?.({ type: '@xstate.event', actorRef: actor, rootId: actor.sessionId, event: { type: 'start' }, sourceRef: undefined });
+    gone.inspect.next?.({
+      type: '@xstate.event',
+      actorRef: actor,
+      rootId: actor.sessionId,
+      event: { type: 'start' },
+      sourceRef: undefined,
+    });
     await gone.close();
     expect(gone.delivered).toBe(0);
     expect(gone.dropped).toBe(2);
