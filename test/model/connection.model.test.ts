@@ -62,6 +62,9 @@ const noScheduler = "the model's transports set no reconnectionScheduler (R4: te
 const noEventIds =
   "the model's server sends no event ids, so no stream is resumable: resumption (R1, R5, R6, R10) is proven in " +
   'test/unit/post-stream.test.ts and test/integration/resumption*.test.ts, data-plane hand-over to a resume in test/integration/data-plane.test.ts';
+const offlineEndsCalls =
+  "in the model's paths a call is answered or failed before the network comes back, so no POST child is alive at `online` " +
+  '(W2 on a waiting POST stream: test/unit/waits.test.ts)';
 const postStreamUnreachable: Record<string, string> = {
   'postStream.starting|always|1': `resumeStream()/resumptionToken is not a world event here (R11: test/unit/post-stream.test.ts)`,
   'postStream.starting|always|2': `resumeStream()/resumptionToken is not a world event here; ${noEventIds}`,
@@ -73,10 +76,15 @@ const postStreamUnreachable: Record<string, string> = {
   'postStream.streaming|stream.ended|1': noEventIds,
   'postStream.streaming.choosing|always|0': noIdleTimeout,
   'postStream.streaming.watching|xstate.after.streamIdleTimeout.postStream.streaming.watching|0': noIdleTimeout,
-  'postStream.backoff.choosing|always|0': noScheduler,
-  'postStream.backoff.choosing|always|1': noEventIds,
+  'postStream.backoff.choosing|always|0': noEventIds,
+  'postStream.backoff.choosing|always|1': noScheduler,
+  'postStream.backoff.choosing|always|2': noEventIds,
   'postStream.backoff.timed|xstate.after.reconnectDelay.postStream.backoff.timed|0': noEventIds,
+  'postStream.backoff.timed|network.offline|0': noEventIds,
   'postStream.backoff.scheduled|reconnect.due|0': noScheduler,
+  'postStream.backoff.scheduled|network.offline|0': noScheduler,
+  'postStream.backoff.paused|network.online|0': noEventIds,
+  'postStream|network.online|0': offlineEndsCalls,
   'postStream.resuming|xstate.done.actor.0.postStream.resuming|0': noEventIds,
   'postStream.resuming|xstate.done.actor.0.postStream.resuming|1': noEventIds,
   'postStream.resuming|xstate.error.actor.0.postStream.resuming|0': noEventIds,
@@ -87,19 +95,30 @@ const postStreamUnreachable: Record<string, string> = {
 const budgetZero =
   "the model's transports have maxRetries 0 and hour-long delays: a failed standalone GET waits at the ceiling at once (G5) and " +
   'never comes back within a path (backoff: test/unit/connection.test.ts G4, test/integration/standalone.test.ts)';
+const degradedOnline =
+  "the model's network configuration answers its standalone GET, and the paths that fail the GET keep the network online " +
+  '(W2 on a waiting standalone stream: test/unit/waits.test.ts, test/browser/react-status.test.ts)';
 const standaloneUnreachable: Record<string, string> = {
   'standaloneStream.opening|xstate.error.actor.0.standaloneStream.opening|1':
     "a 404 to a GET of a session whose stream was open before (G2 makes the first GET's 404 a refusal) needs a second GET, which the model's hour-long reconnect delays never bring",
   'standaloneStream.listening.choosing|always|0': noIdleTimeout,
   'standaloneStream.listening.watching|xstate.after.streamIdleTimeout.standaloneStream.listening.watching|0': noIdleTimeout,
   'standaloneStream.retrying|always|0': budgetZero,
-  'standaloneStream.backoff.choosing|always|0': noScheduler,
-  'standaloneStream.backoff.choosing|always|1': budgetZero,
+  'standaloneStream.backoff.choosing|always|0': budgetZero,
+  'standaloneStream.backoff.choosing|always|1': noScheduler,
+  'standaloneStream.backoff.choosing|always|2': budgetZero,
   'standaloneStream.backoff.timed|xstate.after.reconnectDelay.standaloneStream.backoff.timed|0': budgetZero,
+  'standaloneStream.backoff.timed|network.offline|0': budgetZero,
   'standaloneStream.backoff.scheduled|reconnect.due|0': noScheduler,
-  'standaloneStream.degraded.choosing|always|0': noScheduler,
+  'standaloneStream.backoff.scheduled|network.offline|0': noScheduler,
+  'standaloneStream.backoff.paused|network.online|0': budgetZero,
+  'standaloneStream.degraded.choosing|always|0': degradedOnline,
+  'standaloneStream.degraded.choosing|always|1': noScheduler,
   'standaloneStream.degraded.timed|xstate.after.ceilingDelay.standaloneStream.degraded.timed|0': budgetZero,
+  'standaloneStream.degraded.timed|network.offline|0': degradedOnline,
   'standaloneStream.degraded.scheduled|reconnect.due|0': noScheduler,
+  'standaloneStream.degraded.scheduled|network.offline|0': noScheduler,
+  'standaloneStream.degraded.paused|network.online|0': degradedOnline,
 };
 
 /** The model mirrors that transition but, like the real one, it is never offered to the world. */
