@@ -1,162 +1,20 @@
 import { assign, fromCallback, fromPromise, raise, sendParent, sendTo, setup } from 'xstate';
-import type {
-  ChartOptions,
-  GetResult,
-  JSONRPCId,
-  JSONRPCMessage,
-  JSONRPCResponse,
-  NetworkEvent,
-  OpenStream,
-  PostResult,
-  SendAttempts,
-  SendTicket,
-  StreamEnd,
-} from './events.js';
-import {
-  isResumableEventId,
-  nextReconnectDelay,
-  plannedDelay,
-  planWait,
-  scheduledWait,
-  waitStates,
-  type PlannedWait,
-  type WaitContext,
-} from './backoff.js';
+import type { GetResult, JSONRPCId, JSONRPCMessage, NetworkEvent, PostResult } from './events.js';
+import { isResumableEventId, nextReconnectDelay, plannedDelay, planWait, scheduledWait, waitStates, type WaitContext } from './backoff.js';
 import { isSessionMissing, MessageTooLargeError, statusOf, StreamEndedError, toError } from './errors.js';
+import type {
+  PostRequestInput,
+  PostStreamContext,
+  PostStreamInput,
+  PostStreamReport,
+  ReadStreamInput,
+  ReconnectDue,
+  ResumeInput,
+  StreamReaderCommand,
+  StreamReaderEvent,
+} from './post-stream-types.js';
 
-/**
- * Who a POST is for: the caller; the caller again, after a session was re-established (F3, at
- * most once); or the chart itself, re-establishing the session.
- */
-export type PostOrigin = 'caller' | 'retry' | 'recovery';
-
-export interface PostStreamInput {
-  /** The message to POST; an empty array for `resumeStream()`, which only listens. */
-  message: JSONRPCMessage | JSONRPCMessage[];
-  ticket: SendTicket;
-  origin: PostOrigin;
-  /** Authorization already gone through for this message (A1, A2); reported back unchanged. */
-  attempts: SendAttempts;
-  /** L1: the legacy transport's message endpoint; any 2xx accepts, replies come on its stream. */
-  endpoint?: string | undefined;
-  sessionId: string | undefined;
-  protocolVersion: string | undefined;
-  options: ChartOptions;
-  /** R10: resume an earlier stream from this event id instead of POSTing. */
-  resumptionToken?: string | undefined;
-  /** R10: told each new event id of this stream. */
-  onResumptionToken?: ((token: string) => void) | undefined;
-  /**
-   * A data-plane call whose SSE stream ended before its response: this machine takes the stream
-   * over from that end (backoff and resume, or fail), as if it had read the stream itself.
-   */
-  interrupted?: InterruptedStream | undefined;
-  /** W2: the network is known to be gone as the stream begins. */
-  offline?: boolean | undefined;
-}
-
-/** Where a data-plane call's stream stopped: how it ended, and the event ids it delivered (R7). */
-export interface InterruptedStream {
-  end: StreamEnd;
-  seenIds: Set<string>;
-}
-
-export interface PostRequestInput {
-  message: JSONRPCMessage | JSONRPCMessage[];
-  requestIds: readonly JSONRPCId[];
-  endpoint: string | undefined;
-  sessionId: string | undefined;
-  protocolVersion: string | undefined;
-}
-
-export interface ResumeInput {
-  sessionId: string | undefined;
-  protocolVersion: string | undefined;
-  lastEventId: string;
-}
-
-export interface ReadStreamInput {
-  stream: OpenStream;
-  /** Requests whose response ends this stream (empty for the standalone stream). */
-  requestIds: readonly JSONRPCId[];
-  lastEventId: string | undefined;
-  /** Event ids already delivered on this stream, shared by each of its readers (R7). */
-  seenIds: Set<string>;
-  /** R10: a resumed request's response may carry the id of the request that began the stream. */
-  replay: boolean;
-  onEventId: ((id: string) => void) | undefined;
-}
-
-/** Asked of a reader by the chart's idle timer (R9): was anything read since the last check? */
-export type StreamReaderCommand = { type: 'idle.check' };
-
-/** Events a stream reader sends to the chart: only what changes a decision. */
-export type StreamReaderEvent =
-  { type: 'stream.response'; response: JSONRPCResponse; end: StreamEnd } | { type: 'stream.ended'; end: StreamEnd };
-
-/** A caller's reconnectionScheduler says the wait is over. */
-export type ReconnectDue = { type: 'reconnect.due' };
-
-/** Events a POST stream reports to the connection chart. */
-export type PostStreamReport =
-  | {
-      type: 'post.done';
-      /** The reporting child; undefined for a data-plane call, which has no actor. */
-      postId: string | undefined;
-      origin: PostOrigin;
-      attempts: SendAttempts;
-      message: JSONRPCMessage | JSONRPCMessage[];
-      response: JSONRPCResponse | undefined;
-      sessionId: string | undefined;
-    }
-  | {
-      type: 'post.failed';
-      /** The reporting child; undefined for a data-plane call, which has no actor. */
-      postId: string | undefined;
-      origin: PostOrigin;
-      attempts: SendAttempts;
-      /** The session the request carried: a 404 for an older session than the current one is stale. */
-      sessionId: string | undefined;
-      message: JSONRPCMessage | JSONRPCMessage[];
-      ticket: SendTicket;
-      error: Error;
-    };
-
-/**
- * What the data plane (the facade's calls while the session is open) hands to the connection
- * chart besides today's `post.done` / `post.failed`: a stream that ended before its response,
- * for the chart to spawn this machine on it.
- */
-export type DataPlaneReport = {
-  type: 'post.interrupted';
-  message: JSONRPCMessage;
-  ticket: SendTicket;
-  /** The session and version the call carried; the resume GET carries the same (R1). */
-  sessionId: string | undefined;
-  protocolVersion: string | undefined;
-  interrupted: InterruptedStream;
-};
-
-export interface PostStreamContext extends PostStreamInput {
-  postId: string;
-  requestIds: readonly JSONRPCId[];
-  stream: OpenStream | undefined;
-  response: JSONRPCResponse | undefined;
-  /** Session ID the server put on the POST's response, for the parent to check (H5, H7). */
-  responseSessionId: string | undefined;
-  lastEventId: string | undefined;
-  seenIds: Set<string>;
-  retryMs: number | undefined;
-  /** Reconnects made since the last progress (R5). */
-  attempt: number;
-  /** R4: the next wait follows a stream that ended (its `retry` applies) or a resume that failed (backoff). */
-  waitAfter: 'ended' | 'failed';
-  error: Error | undefined;
-  /** W3: the resume wait (tag `waiting`): its attempt and due time. */
-  wait: PlannedWait | undefined;
-  /** W2: the network is gone; a resume wait pauses. */
-  offline: boolean;
-}
+export type * from './post-stream-types.js';
 
 /** R11: why a stream whose last event id cannot be a header is not resumed. */
 function unsendableIdError(cause: Error | undefined): StreamEndedError {
