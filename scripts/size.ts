@@ -18,6 +18,10 @@ import { startServer } from '../test/support/mcp-server.js';
 const root = process.cwd();
 const work = mkdtempSync(join(tmpdir(), 'mcp-xstate-size-'));
 const ours = pathToFileURL(join(root, 'dist/src/index.js')).href;
+/** What Node resolves the package to (the `node` export condition: requests through node:http). */
+const oursOnNode = pathToFileURL(join(root, 'dist/src/node.js')).href;
+/** `--cold-only`: skip the bundle sizes (the benchmark's cold-start row runs this). */
+const coldOnly = process.argv.includes('--cold-only');
 const sdkDir = join(root, 'node_modules/@modelcontextprotocol/sdk/dist/esm');
 const sdkTransport = pathToFileURL(join(sdkDir, 'client/streamableHttp.js')).href;
 const sdkClient = pathToFileURL(join(sdkDir, 'client/index.js')).href;
@@ -110,8 +114,9 @@ const median = (values: number[]) => {
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 
 try {
-  const sizes = [await bundleSize('this transport', ours), await bundleSize('SDK transport', sdkTransport)];
-  console.log('browser bundle of StreamableHTTPClientTransport alone (esbuild --bundle --minify --splitting, ESM, browser):');
+  const sizes = coldOnly ? [] : [await bundleSize('this transport', ours), await bundleSize('SDK transport', sdkTransport)];
+  if (!coldOnly)
+    console.log('browser bundle of StreamableHTTPClientTransport alone (esbuild --bundle --minify --splitting, ESM, browser):');
   for (const size of sizes) {
     const lazy = size.lazyRaw === 0 ? '' : `   + ${kib(size.lazyRaw)} (${kib(size.lazyGzip)} gzip) loaded only with an authProvider`;
     console.log(`  ${size.name.padEnd(16)} ${kib(size.raw).padStart(10)}  ${kib(size.gzip).padStart(9)} gzip${lazy}`);
@@ -120,7 +125,7 @@ try {
   const rounds = Number(process.env.SIZE_ROUNDS ?? 10);
   const server = await startServer();
   try {
-    const files = { ours: child('ours', ours), sdk: child('sdk', sdkTransport) };
+    const files = { ours: child('ours', oursOnNode), sdk: child('sdk', sdkTransport) };
     const times: { ours: { wall: number; cpu: number }[]; sdk: { wall: number; cpu: number }[] } = { ours: [], sdk: [] };
     for (let i = 0; i < rounds; i++) {
       times.ours.push(await runChild(files.ours, server.url.href));
