@@ -63,8 +63,8 @@ const noEventIds =
   "the model's server sends no event ids, so no stream is resumable: resumption (R1, R5, R6, R10) is proven in " +
   'test/unit/post-stream.test.ts and test/integration/resumption*.test.ts, data-plane hand-over to a resume in test/integration/data-plane.test.ts';
 const offlineEndsCalls =
-  "in the model's paths a call is answered or failed before the network comes back, so no POST child is alive at `online` " +
-  '(W2 on a waiting POST stream: test/unit/waits.test.ts)';
+  'in the default sample of paths a call is answered or failed before the network comes back, so no POST child is alive at ' +
+  '`online`; the full set (npm run test:model) takes it (W2 on a waiting POST stream: test/unit/waits.test.ts)';
 const postStreamUnreachable: Record<string, string> = {
   'postStream.starting|always|1': `resumeStream()/resumptionToken is not a world event here (R11: test/unit/post-stream.test.ts)`,
   'postStream.starting|always|2': `resumeStream()/resumptionToken is not a world event here; ${noEventIds}`,
@@ -84,7 +84,7 @@ const postStreamUnreachable: Record<string, string> = {
   'postStream.backoff.scheduled|reconnect.due|0': noScheduler,
   'postStream.backoff.scheduled|network.offline|0': noScheduler,
   'postStream.backoff.paused|network.online|0': noEventIds,
-  'postStream|network.online|0': offlineEndsCalls,
+  ...(process.env.MODEL_PATHS === 'simple' ? {} : { 'postStream|network.online|0': offlineEndsCalls }),
   'postStream.resuming|xstate.done.actor.0.postStream.resuming|0': noEventIds,
   'postStream.resuming|xstate.done.actor.0.postStream.resuming|1': noEventIds,
   'postStream.resuming|xstate.error.actor.0.postStream.resuming|0': noEventIds,
