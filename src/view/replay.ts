@@ -126,6 +126,8 @@ export function leafText(value: unknown): string {
 /** The state of every actor after `records[index]` (index -1: before the first record). */
 export function frameAt(records: readonly RecordLine[], index: number): Frame {
   const actors = new Map<string, ActorFrame>();
+  /** Where each actor (this incarnation of its name) was announced. */
+  const born = new Map<ActorFrame, number>();
   const last = Math.min(index, records.length - 1);
   const strings = (value: unknown): string[] =>
     Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
@@ -152,6 +154,7 @@ export function frameAt(records: readonly RecordLine[], index: number): Frame {
       // An actor record restarts the actor of that name (ids are reused: `post-1` again and again).
       actors.delete(record.actor);
       actors.set(record.actor, actor);
+      born.set(actor, i);
       if (record.kind === 'actor') continue;
     }
     if (record.kind === 'snapshot') {
@@ -171,13 +174,15 @@ export function frameAt(records: readonly RecordLine[], index: number): Frame {
       actor.timers = actor.timers.filter((timer) => timer.id !== id);
     }
   }
-  // Alive: a root, or a child its parent still holds; and not ended.
+  // Alive: a root, or a child its parent still holds (or spawned after the parent's last
+  // snapshot: a child starts, and is recorded, before the snapshot that lists it); and not ended.
   const alive = (actor: ActorFrame, depth: number): boolean => {
     if (actor.status === 'done' || actor.status === 'error' || actor.status === 'stopped') return false;
     if (actor.parent === undefined) return true;
     const parent = actors.get(actor.parent);
     if (parent === undefined || depth > 10) return false;
-    return parent.children.includes(actor.name) && alive(parent, depth + 1);
+    const spawnedSince = (born.get(actor) ?? -1) > parent.since;
+    return (parent.children.includes(actor.name) || spawnedSince) && alive(parent, depth + 1);
   };
   return {
     index: last,
