@@ -10,6 +10,7 @@ import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
+import type { ChunkReader, ChunkSource } from '../../machines/events.js';
 import type { FastClientFactory, FetchLike, HttpResponse, HttpSend } from './client.js';
 
 /**
@@ -114,7 +115,7 @@ function terminated(cause: unknown): TypeError {
 
 const ignore = (): void => undefined;
 
-class NodeResponse implements HttpResponse {
+class NodeResponse implements HttpResponse, ChunkSource {
   readonly type = 'basic';
   readonly status: number;
   readonly statusText: string;
@@ -144,7 +145,50 @@ class NodeResponse implements HttpResponse {
     };
   }
 
-  /** Made on first use: a JSON answer read with text() never pays for a web stream. */
+  /** The body chunk by chunk, as it arrives: what the transport reads (a web stream costs ~30 µs to make). */
+  get chunks(): ChunkSource {
+    return this;
+  }
+
+  read(reader: ChunkReader): { cancel(): void } {
+    const { res, source, signal } = this;
+    if (this.bodyUsed || this.stream !== undefined) {
+      queueMicrotask(() => {
+        reader.fail(new TypeError('Body is unusable: Body has already been read'));
+      });
+      return { cancel: ignore };
+    }
+    this.bodyUsed = true;
+    let done = false;
+    const fail = (error: unknown) => {
+      if (done) return;
+      done = true;
+      reader.fail(signal.aborted ? abortReason(signal) : terminated(error));
+    };
+    source.on('data', (chunk: Buffer) => {
+      if (!done) reader.chunk(chunk);
+    });
+    source.once('end', () => {
+      if (done) return;
+      done = true;
+      reader.end();
+    });
+    source.once('error', fail);
+    res.once('aborted', () => {
+      fail(new Error('aborted'));
+    });
+    return {
+      cancel: () => {
+        if (done) return;
+        done = true;
+        // As the web stream's cancel: a body received in full is drained (its socket returns to the pool); one still arriving is cut.
+        if (res.complete) source.resume();
+        else res.destroy();
+      },
+    };
+  }
+
+  /** Made on first use only (the transport reads `chunks`). */
   get body(): ReadableStream<Uint8Array> {
     this.stream ??= this.webStream();
     return this.stream;
