@@ -1,5 +1,5 @@
 import { createActor, type Actor } from 'xstate';
-import { connectionMachine, isDirectCall, type ConnectionMachine } from '../machines/connection/index.js';
+import { connectionMachine, isDirectCall, type ConnectionEmitted, type ConnectionMachine } from '../machines/connection/index.js';
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/events.js';
@@ -126,18 +126,11 @@ export class StreamableHTTPClientTransport {
       },
       () => this.actor.getSnapshot().hasTag('dataPlane'),
     );
-    // The chart says when data-plane calls end: close, failure (F2, P10), cancellation (R8).
-    this.actor.on('calls.end', ({ error, answer }) => {
-      this.dataPlane.end(error, answer);
-    });
-    this.actor.on('call.cancel', ({ requestId, error }) => {
-      this.dataPlane.cancel(requestId, error);
-    });
-    this.actor.on('warning', ({ error }) => this.onerror?.(error));
-    this.actor.on('failed', ({ error }) => this.onerror?.(error));
-    this.actor.on('closed', () => {
-      this.http.end();
-      this.onclose?.();
+    // One listener for everything the chart emits (a Set and a bound handler per event type would
+    // cost about 1 KiB per transport): it says when data-plane calls end (close, failure: F2, P10;
+    // cancellation: R8), and what `onerror` and `onclose` hear.
+    this.actor.on('*', (event) => {
+      this.heard(event);
     });
     // A fault inside the chart stops its actor: end every request, say so once, and close, so
     // that no call and no close() is left waiting on an actor that will never answer.
@@ -291,6 +284,27 @@ export class StreamableHTTPClientTransport {
         onResumptionToken: options?.onresumptiontoken,
       });
     });
+  }
+
+  private heard(event: ConnectionEmitted): void {
+    switch (event.type) {
+      case 'calls.end':
+        this.dataPlane.end(event.error, event.answer);
+        return;
+      case 'call.cancel':
+        this.dataPlane.cancel(event.requestId, event.error);
+        return;
+      case 'warning':
+      case 'failed':
+        this.onerror?.(event.error);
+        return;
+      case 'closed':
+        this.http.end();
+        this.onclose?.();
+        return;
+      case 'session.changed':
+        return;
+    }
   }
 
   private invalid(message: unknown): InvalidMessageError | undefined {
