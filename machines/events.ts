@@ -120,6 +120,11 @@ export interface ChartOptions {
   random: () => number;
   /** W3: the clock a wait's due time is told on (epoch ms in src/; any monotonic clock works). */
   now: () => number;
+  /**
+   * W2: false when the host has no network signal (Node): the open session then runs no
+   * `networkStatus` actor, one actor less per session. Undefined: watched.
+   */
+  watchNetwork?: boolean | undefined;
 }
 
 /** W1: the rest of a saved session: its version, the standalone stream's place, and the initialize to repeat (F3). */

@@ -80,7 +80,8 @@ export class StreamableHTTPClientTransport {
   constructor(url: URL | string, options: StreamableHTTPClientTransportOptions = {}) {
     const endpoint = new URL(url);
     const restore = options.restoreState === undefined ? undefined : restoredSession(parseSavedState(options.restoreState), endpoint);
-    const chartOptions = resolveChartOptions(options, restore);
+    const network = options.network === false ? undefined : (options.network ?? browserNetwork());
+    const chartOptions = { ...resolveChartOptions(options, restore), watchNetwork: network !== undefined };
     this.authProvider = options.authProvider;
     const { headers, signal, ...init } = options.requestInit ?? {};
     const redirectPolicy = options.redirectPolicy ?? 'same-origin';
@@ -107,7 +108,7 @@ export class StreamableHTTPClientTransport {
       sink,
       options: exchangeOptions,
       authProvider: options.authProvider,
-      network: options.network === false ? undefined : (options.network ?? browserNetwork()),
+      network,
     };
     this.actor = createActor(providedConnectionMachine, {
       systemId: connectionSystemId,

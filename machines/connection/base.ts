@@ -64,7 +64,7 @@ export const connectionSetup = setup({
     input: {} as ConnectionInput,
     events: {} as ConnectionEvent,
     emitted: {} as ConnectionEmitted,
-    children: {} as { standalone: 'standaloneStream'; [post: `post-${number}`]: 'postStream' },
+    children: {} as { standalone: 'standaloneStream'; network: 'networkStatus'; [post: `post-${number}`]: 'postStream' },
   },
   actors: {
     postStream: postStreamMachine,

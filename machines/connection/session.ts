@@ -2,7 +2,7 @@
  * Session: initialize (connecting), notifications/initialized (initializing), and the open
  * session with its two regions: the session itself and the optional standalone stream (G6).
  */
-import { assertEvent, assign, emit, enqueueActions } from 'xstate';
+import { assertEvent, assign, emit, enqueueActions, stopChild } from 'xstate';
 import { asFailure, ProtocolError, StreamEndedError } from '../errors.js';
 import { INITIALIZE, isRequest, spawnPosts, actions, guards, type ConnectionState } from './base.js';
 import { authorizeFrom } from './authorization.js';
@@ -39,6 +39,11 @@ export const sessionGuards = guards({
 });
 
 export const sessionActions = actions({
+  /** W2: the host's network signal, watched while the session is open, when the host has one. */
+  watchNetwork: enqueueActions(({ context, enqueue }) => {
+    if (context.options.watchNetwork !== false) enqueue.spawnChild('networkStatus', { id: 'network', input: {} });
+  }),
+  unwatchNetwork: stopChild('network'),
   cacheInitialize: assign(({ event }) => {
     assertEvent(event, 'send');
     const message = event.message;
@@ -226,7 +231,9 @@ export const sessionStates = {
        * waiting stream reconnects at once.
        */
       network: {
-        invoke: { id: 'network', src: 'networkStatus', input: {} },
+        // Spawned on entry, not invoked: a host without a signal (Node) runs no actor for it.
+        entry: 'watchNetwork',
+        exit: 'unwatchNetwork',
         initial: 'online',
         states: {
           online: { on: { 'network.offline': { target: 'offline', actions: 'tellStreams' } } },
