@@ -93,6 +93,8 @@ export interface StreamableHTTPClientTransportOptions {
 export function resolveChartOptions(
   options: StreamableHTTPClientTransportOptions,
   restore?: { sessionId: string; restored: RestoredSession },
+  /** W2: the host has a network signal to watch. */
+  watchNetwork = true,
 ): ChartOptions {
   const given: Partial<ReconnectionOptions> = options.reconnectionOptions ?? {};
   const reconnection: ReconnectionOptions = {
@@ -119,6 +121,7 @@ export function resolveChartOptions(
     reconnectionScheduler: options.reconnectionScheduler,
     random: Math.random,
     now: Date.now,
+    watchNetwork,
   };
 }
 
