@@ -10,7 +10,7 @@ import http, { type IncomingMessage } from 'node:http';
 import type * as Https from 'node:https';
 import type { Readable } from 'node:stream';
 import type * as Zlib from 'node:zlib';
-import type { ChunkReader, ChunkSource } from '../../machines/events.js';
+import type { ChunkReader, ChunkSource } from '../../machines/types.js';
 import type { FastClientFactory, FetchLike, HttpResponse, HttpSend } from './client.js';
 
 /**

@@ -5,7 +5,7 @@
  * instead of throwing inside the HTTP client's own events.
  */
 import { describe, expect, it } from 'vitest';
-import type { ChunkReader, ChunkSource } from '../../machines/events.js';
+import type { ChunkReader, ChunkSource } from '../../machines/types.js';
 import { readBounded, readChunks } from '../../src/http/body.js';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
