@@ -1,5 +1,5 @@
 import { assign, fromCallback, fromPromise, raise, sendParent, sendTo, setup } from 'xstate';
-import type { GetResult, JSONRPCId, JSONRPCMessage, NetworkEvent, PostResult } from './events.js';
+import type { GetResult, JSONRPCId, JSONRPCMessage, NetworkEvent, PostResult } from './types.js';
 import { isResumableEventId, nextReconnectDelay, plannedDelay, planWait, scheduledWait, waitStates, type WaitContext } from './backoff.js';
 import { isSessionMissing, MessageTooLargeError, statusOf, StreamEndedError, toError } from './errors.js';
 import type {

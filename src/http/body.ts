@@ -3,7 +3,7 @@
  * only here (P12): bounded in bytes, counted after decompression as it streams, and cancelled
  * past the bound. Another HTTP client plugs in by handing over a body of the same shape.
  */
-import type { ChunkReader, ChunkSource, ResponseBody } from '../../machines/events.js';
+import type { ChunkReader, ChunkSource, ResponseBody } from '../../machines/types.js';
 
 /** What this module needs of a response: fetch's `Response` (its web stream) or the Node client's (its chunks). */
 export interface BodySource {

@@ -1,5 +1,5 @@
 import { TransportClosedError } from '../../machines/errors.js';
-import type { ChunkSource } from '../../machines/events.js';
+import type { ChunkSource } from '../../machines/types.js';
 import { discardBody } from './body.js';
 import type { BaseHeaders } from './headers.js';
 

@@ -1,4 +1,4 @@
-import type { GetResult, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult } from '../../machines/events.js';
+import type { GetResult, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult } from '../../machines/types.js';
 import type { PostRequestInput } from '../../machines/post-stream.js';
 import { formatStack, McpTransportError, MessageTooLargeError, ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
 import { cut, isResponse, sessionIdProblem, validateMessage } from '../schema.js';

@@ -1,4 +1,4 @@
-import type { MessageSink } from '../../machines/events.js';
+import type { MessageSink } from '../../machines/types.js';
 import type { LegacyStreamReport } from '../../machines/connection/index.js';
 import { ProtocolError, StreamEndedError, toError } from '../../machines/errors.js';
 import { cancelBody } from '../http/body.js';

@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { MessageSink, StreamEnd } from '../../machines/events.js';
+import type { MessageSink, StreamEnd } from '../../machines/types.js';
 import type { ReadStreamInput, StreamReaderCommand, StreamReaderEvent } from '../../machines/post-stream.js';
 import { clampRetry } from '../../machines/backoff.js';
 import { formatStack, MessageTooLargeError, ProtocolError, StreamIdleError, toError } from '../../machines/errors.js';

@@ -16,7 +16,7 @@ import {
   ticket,
   type FakeIo,
 } from './fakes.js';
-import type { ChartOptions } from '../../machines/events.js';
+import type { ChartOptions } from '../../machines/types.js';
 import { StreamableHTTPError } from '../../machines/errors.js';
 
 function setUp(overrides: Partial<ChartOptions> = {}) {

@@ -15,7 +15,7 @@ import {
   ticket,
   type FakeIo,
 } from './fakes.js';
-import type { ChartOptions } from '../../machines/events.js';
+import type { ChartOptions } from '../../machines/types.js';
 import { SessionExpiredError, StreamableHTTPError, TransportClosedError, TransportFailedError } from '../../machines/errors.js';
 
 function setUp(overrides: Partial<ChartOptions> = {}) {

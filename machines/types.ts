@@ -179,11 +179,3 @@ export interface OpenStream {
 
 /** What a standalone or resume GET turned out to be. */
 export type GetResult = { kind: 'sse'; stream: OpenStream } | { kind: 'unsupported'; status: number; warning: Error | undefined };
-
-/** Failure details a request actor attaches to the errors it throws. */
-export interface FailureFacts {
-  /** The server no longer knows the session (404 to a request that carried one). */
-  sessionMissing: boolean;
-  /** HTTP status, when there was a response. */
-  status: number | undefined;
-}
