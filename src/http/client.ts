@@ -98,6 +98,8 @@ export interface Exchange {
   readonly release: () => void;
   /** Stop it now: the underlying fetch and body are aborted. */
   readonly abort: () => void;
+  /** Hands it to a new owner (a stream reader): the calling actor's signal no longer aborts it, nor is it kept. */
+  readonly detach: () => void;
 }
 
 export interface RequestSpec {
@@ -172,13 +174,18 @@ export class HttpClient {
     const controller = spec.controller ?? new AbortController();
     const inFlight = this.inFlight;
     inFlight.add(controller);
-    const signal = spec.signal;
+    // Dropped once detached: a held stream would otherwise keep its finished actor's signal (~0.7 KiB).
+    let signal = spec.signal;
     let settled = false;
+    const detach = () => {
+      signal?.removeEventListener('abort', abort);
+      signal = undefined;
+    };
     const release = () => {
       if (settled) return;
       settled = true;
       inFlight.delete(controller);
-      signal?.removeEventListener('abort', abort);
+      detach();
     };
     const abort = () => {
       if (settled) return;
@@ -196,7 +203,7 @@ export class HttpClient {
       const init: RequestInit = { ...this.config.init, method: spec.method, headers, signal: controller.signal };
       if (spec.body !== undefined) init.body = spec.body;
       const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init, this.config.send);
-      return { response, release, abort };
+      return { response, release, abort, detach };
     } catch (error) {
       release();
       throw error;
@@ -248,8 +255,8 @@ export class HttpClient {
   }
 
   /** Hands the exchange to a new owner (a stream reader): the calling actor no longer aborts it. */
-  static detach(exchange: Exchange, signal: AbortSignal | undefined): void {
-    signal?.removeEventListener('abort', exchange.abort);
+  static detach(exchange: Exchange): void {
+    exchange.detach();
   }
 
   private headersFor(spec: RequestSpec): Record<string, string> {

@@ -210,7 +210,7 @@ export async function postMessage(
     }
     const body = type === 'text/event-stream' ? bodyOf(response) : null;
     if (body !== null) {
-      HttpClient.detach(exchange, signal);
+      HttpClient.detach(exchange);
       handedOff = true;
       return { kind: 'sse', sessionId, stream: { body, release: exchange.release } };
     }
@@ -339,7 +339,7 @@ export async function openEventStream(
   const type = mediaType(response.headers.get('content-type'));
   const streamBody = response.ok && type === 'text/event-stream' ? bodyOf(response) : null;
   if (streamBody !== null) {
-    HttpClient.detach(exchange, signal);
+    HttpClient.detach(exchange);
     return { kind: 'sse', stream: { body: streamBody, release: exchange.release } };
   }
   try {
