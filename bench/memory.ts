@@ -99,6 +99,7 @@ async function held(request: MemoryRequest): Promise<MemoryReply> {
     metrics: {
       heapKiBPerSession: (after.heapUsed - middle.heapUsed) / 1024 / secondHalf,
       rssKiBPerSession: (after.rss - middle.rss) / 1024 / secondHalf,
+      heapDataKiBPerSession: (after.dataHeap - middle.dataHeap) / 1024 / secondHalf,
       heapKiBPerSessionFirstHalf: (middle.heapUsed - before.heapUsed) / 1024 / firstHalf,
       sessions: clients.length,
     },

@@ -259,6 +259,7 @@ const rowDefs: RowDef[] = [
   { scenario: 'cycles', metric: 'sessionsPerSec', figure: 'cycles/s', better: 'higher', targets: [{ against: 'sdk', bound: 1.0 }] },
   { scenario: 'cycles', metric: 'connectionsPerSession', figure: 'new TCP connections/cycle', better: 'lower', targets: [] },
   { scenario: 'held', metric: 'heapKiBPerSession', figure: 'heap KiB/session', better: 'lower', targets: [{ against: 'sdk', bound: 0.7 }] },
+  { scenario: 'held', metric: 'heapDataKiBPerSession', figure: 'heap KiB/session without compiled code', better: 'lower', targets: [] },
   { scenario: 'held', metric: 'rssKiBPerSession', figure: 'RSS KiB/session', better: 'lower', targets: [] },
   {
     scenario: 'growth',
