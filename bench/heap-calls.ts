@@ -7,6 +7,7 @@
  *     [--concurrency=8] [--seconds=600] [--mode=sse|json]
  */
 import { performance } from 'node:perf_hooks';
+import { getHeapCodeStatistics } from 'node:v8';
 import { clientKinds, createClient, type BenchClient, type ClientKind } from './clients.js';
 import { startServer, stopAll } from './processes.js';
 import { endpointUrl, forceGc, type Mode } from './scenarios.js';
@@ -32,6 +33,12 @@ async function heapKiB(): Promise<number> {
   return process.memoryUsage().heapUsed / 1024;
 }
 
+/** Compiled code (machine code, bytecode and their metadata), which V8 grows and flushes as it optimises. */
+function codeKiB(): number {
+  const code = getHeapCodeStatistics();
+  return (code.code_and_metadata_size + code.bytecode_and_metadata_size) / 1024;
+}
+
 async function main(): Promise<void> {
   const server = await startServer();
   try {
@@ -42,12 +49,14 @@ async function main(): Promise<void> {
     for (let i = 0; i < 200; i++) await warm.echo('warm');
     await warm.close();
     const baseline = await heapKiB();
+    const baselineCode = codeKiB();
 
     let client: BenchClient | undefined = createClient(kind, url);
     await client.connect();
     for (let i = 0; i < 200; i++) await client.echo('warm');
     const start = await heapKiB();
-    const rows: { calls: number; heapKiB: number }[] = [{ calls: 0, heapKiB: start }];
+    const startCode = codeKiB();
+    const rows: { calls: number; heapKiB: number; codeKiB: number }[] = [{ calls: 0, heapKiB: start, codeKiB: startCode }];
     const deadline = performance.now() + seconds * 1000;
     const checkpoint = Math.max(1, Math.floor(calls / 5));
     let done = 0;
@@ -64,13 +73,15 @@ async function main(): Promise<void> {
       await Promise.all(Array.from({ length: concurrency }, worker));
       done += next;
       const heap = await heapKiB();
-      rows.push({ calls: done, heapKiB: heap });
-      console.log(`${kind}: ${done} calls, heap ${heap.toFixed(0)} KiB`);
+      const code = codeKiB();
+      rows.push({ calls: done, heapKiB: heap, codeKiB: code });
+      console.log(`${kind}: ${done} calls, heap ${heap.toFixed(0)} KiB (compiled code ${code.toFixed(0)} KiB)`);
     }
     await client.close();
     client = undefined;
     const afterClose = await heapKiB();
-    const end = rows[rows.length - 1] ?? { calls: 0, heapKiB: start };
+    const afterCloseCode = codeKiB();
+    const end = rows[rows.length - 1] ?? { calls: 0, heapKiB: start, codeKiB: startCode };
     console.log(
       JSON.stringify(
         {
@@ -80,9 +91,11 @@ async function main(): Promise<void> {
           baselineKiB: Math.round(baseline),
           sessionStartKiB: Math.round(start),
           growthKiB: Math.round(end.heapKiB - start),
+          growthWithoutCodeKiB: Math.round(end.heapKiB - end.codeKiB - (start - startCode)),
           growthBytesPerCall: done === 0 ? 0 : Math.round(((end.heapKiB - start) * 1024) / done),
           afterCloseOverBaselineKiB: Math.round(afterClose - baseline),
-          checkpoints: rows.map((row) => ({ calls: row.calls, heapKiB: Math.round(row.heapKiB) })),
+          afterCloseOverBaselineWithoutCodeKiB: Math.round(afterClose - afterCloseCode - (baseline - baselineCode)),
+          checkpoints: rows.map((row) => ({ calls: row.calls, heapKiB: Math.round(row.heapKiB), codeKiB: Math.round(row.codeKiB) })),
         },
         null,
         2,
