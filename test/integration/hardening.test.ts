@@ -17,30 +17,13 @@ import {
   StreamableHTTPError,
   type StreamableHTTPClientTransportOptions,
 } from '../../src/index.js';
-import {
-  json,
-  result,
-  sse,
-  startScriptedServer,
-  type RecordedRequest,
-  type ScriptedServer,
-  type ScriptedServerOptions,
-} from '../support/scripted-server.js';
+import { json, result, sse, type RecordedRequest } from '../support/scripted-server.js';
 import { buildServer, startServer } from '../support/mcp-server.js';
 import { newClient, rejection, textOf, until } from '../support/harness.js';
 import { sleep, within } from '../support/proxy-rig.js';
+import { cleanups, runCleanups, scripted } from '../support/cleanups.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function scripted(options: ScriptedServerOptions = {}): Promise<ScriptedServer> {
-  const server = await startScriptedServer(options);
-  cleanups.push(() => server.close());
-  return server;
-}
+afterEach(runCleanups);
 
 /** A Client connected over a new transport; its onerror reports are collected. */
 async function connect(url: URL | string, options: StreamableHTTPClientTransportOptions = {}) {
