@@ -26,6 +26,28 @@ async function connect(io: FakeIo, actor: ConnectionActor) {
 
 const call = (id: number) => ({ jsonrpc: '2.0' as const, id, method: 'tools/list' });
 
+/** Starts the chart and sends initialize, whose POST fails with `error`: its ticket. */
+async function initializeRejected(io: FakeIo, actor: ConnectionActor, error: Error) {
+  actor.send({ type: 'start' });
+  const initTicket = ticket();
+  actor.send({ type: 'send', message: initializeRequest, ticket: initTicket });
+  await flush();
+  io.posts[0]!.reject(error);
+  await flush();
+  return initTicket;
+}
+
+/** Opens the session and sends call 1, whose POST fails with `error`: the call's ticket. */
+async function callRejected(io: FakeIo, actor: ConnectionActor, error: Error) {
+  await connect(io, actor);
+  const callTicket = ticket();
+  actor.send({ type: 'send', message: call(1), ticket: callTicket });
+  await flush();
+  io.posts[2]!.reject(error);
+  await flush();
+  return callTicket;
+}
+
 describe('connection chart', () => {
   it('U3: tags follow the lifecycle: connecting, connected, closing, closed', async () => {
     const { io, actor, clock } = startConnection();
@@ -442,12 +464,7 @@ describe('session recovery (F3)', () => {
 
   it('F3, P8: a 404 re-initializes with the cached request, confirms it, then re-sends the call once on the new session', async () => {
     const { io, actor, sink, emitted } = startConnection({ sessionRecovery: 'reinitialize' });
-    await connect(io, actor);
-    const callTicket = ticket();
-    actor.send({ type: 'send', message: call(1), ticket: callTicket });
-    await flush();
-    io.posts[2]!.reject(gone());
-    await flush();
+    const callTicket = await callRejected(io, actor, gone());
     expect(actor.getSnapshot().hasTag('reconnecting')).toBe(true);
     // Re-initialize: the cached request, without session or version (H3).
     expect(io.posts[3]!.input).toMatchObject({ message: initializeRequest, sessionId: undefined, protocolVersion: undefined });
@@ -498,12 +515,7 @@ describe('session recovery (F3)', () => {
 
   it('F3: a re-sent request that meets 404 again fails the transport with SessionExpiredError (no loop)', async () => {
     const { io, actor, sink } = startConnection({ sessionRecovery: 'reinitialize' });
-    await connect(io, actor);
-    const resent = ticket();
-    actor.send({ type: 'send', message: call(1), ticket: resent });
-    await flush();
-    io.posts[2]!.reject(gone());
-    await flush();
+    const resent = await callRejected(io, actor, gone());
     io.posts[3]!.resolve({ kind: 'json', sessionId: 'new', response: initializeResult });
     await flush();
     io.posts[4]!.resolve({ kind: 'accepted', sessionId: undefined });
@@ -520,12 +532,7 @@ describe('session recovery (F3)', () => {
 
   it('F3: a failed re-initialize ends in failed with SessionExpiredError, and the waiting call is told', async () => {
     const { io, actor, sink } = startConnection({ sessionRecovery: 'reinitialize' });
-    await connect(io, actor);
-    const waiting = ticket();
-    actor.send({ type: 'send', message: call(1), ticket: waiting });
-    await flush();
-    io.posts[2]!.reject(gone());
-    await flush();
+    const waiting = await callRejected(io, actor, gone());
     io.posts[3]!.reject(new StreamableHTTPError('HTTP 404', { status: 404 }));
     await flush();
     expect(actor.getSnapshot().hasTag('failed')).toBe(true);
@@ -535,12 +542,7 @@ describe('session recovery (F3)', () => {
 
   it('F3: with sessionRecovery "fail" a 404 ends in failed with SessionExpiredError for that call too', async () => {
     const { io, actor, sink } = startConnection({ sessionRecovery: 'fail' });
-    await connect(io, actor);
-    const waiting = ticket();
-    actor.send({ type: 'send', message: call(1), ticket: waiting });
-    await flush();
-    io.posts[2]!.reject(gone());
-    await flush();
+    const waiting = await callRejected(io, actor, gone());
     expect(waiting.outcome).toBeInstanceOf(SessionExpiredError);
     expect(sink.delivered.filter((m) => 'id' in m && m.id === 1)).toEqual([]);
   });
@@ -552,12 +554,7 @@ describe('authorization (A1, A2)', () => {
 
   it('A1: a 401 on initialize authorizes with the challenge, then initialize goes again and the chart carries on', async () => {
     const { io, actor, sink } = startConnection({ authorization: true });
-    actor.send({ type: 'start' });
-    const initTicket = ticket();
-    actor.send({ type: 'send', message: initializeRequest, ticket: initTicket });
-    await flush();
-    io.posts[0]!.reject(unauthorized());
-    await flush();
+    const initTicket = await initializeRejected(io, actor, unauthorized());
     expect(actor.getSnapshot().hasTag('authorizing')).toBe(true);
     expect(io.authorizations[0]!.input.challenge).toEqual({ resourceMetadataUrl: 'http://127.0.0.1/prm', scope: 'read' });
     // A send meanwhile waits for authorization.
@@ -579,12 +576,7 @@ describe('authorization (A1, A2)', () => {
 
   it('A1: a second 401 after a successful flow fails the call without another flow', async () => {
     const { io, actor } = startConnection({ authorization: true });
-    await connect(io, actor);
-    const t = ticket();
-    actor.send({ type: 'send', message: call(1), ticket: t });
-    await flush();
-    io.posts[2]!.reject(unauthorized());
-    await flush();
+    const t = await callRejected(io, actor, unauthorized());
     io.authorizations[0]!.resolve('AUTHORIZED');
     await flush();
     expect(actor.getSnapshot().hasTag('connected')).toBe(true);
@@ -597,12 +589,7 @@ describe('authorization (A1, A2)', () => {
 
   it("A1: a flow that needs the user (the SDK's UnauthorizedError) fails the waiting calls with that very error, and no synthetic answer", async () => {
     const { io, actor, sink } = startConnection({ authorization: true });
-    actor.send({ type: 'start' });
-    const initTicket = ticket();
-    actor.send({ type: 'send', message: initializeRequest, ticket: initTicket });
-    await flush();
-    io.posts[0]!.reject(unauthorized());
-    await flush();
+    const initTicket = await initializeRejected(io, actor, unauthorized());
     class UnauthorizedError extends Error {}
     const redirect = new UnauthorizedError('redirect needed');
     io.authorizations[0]!.reject(redirect);
@@ -617,14 +604,9 @@ describe('authorization (A1, A2)', () => {
 
   it('A2: 403 insufficient_scope steps up with the challenged scope, at most maxStepUpRetries times', async () => {
     const { io, actor } = startConnection({ authorization: true, maxStepUpRetries: 1 });
-    await connect(io, actor);
-    const t = ticket();
-    actor.send({ type: 'send', message: call(1), ticket: t });
-    await flush();
     const insufficient = () =>
       new StreamableHTTPError('HTTP 403', { status: 403, challenge: { error: 'insufficient_scope', scope: 'tools:write' } });
-    io.posts[2]!.reject(insufficient());
-    await flush();
+    const t = await callRejected(io, actor, insufficient());
     expect(io.authorizations[0]!.input.challenge).toMatchObject({ scope: 'tools:write' });
     io.authorizations[0]!.resolve('AUTHORIZED');
     await flush();
@@ -648,12 +630,7 @@ describe('authorization (A1, A2)', () => {
 
   it('A1: without an authProvider a 401 is an ordinary failed call', async () => {
     const { io, actor } = startConnection({ authorization: false });
-    await connect(io, actor);
-    const t = ticket();
-    actor.send({ type: 'send', message: call(1), ticket: t });
-    await flush();
-    io.posts[2]!.reject(unauthorized());
-    await flush();
+    const t = await callRejected(io, actor, unauthorized());
     expect(io.authorizations).toHaveLength(0);
     expect(t.outcome).toBeInstanceOf(StreamableHTTPError);
   });
@@ -662,12 +639,11 @@ describe('authorization (A1, A2)', () => {
 describe('authorization mid-session (A2, F5)', () => {
   it('A2, F5: a step-up that needs the user fails only the call that met the 403; the session and other sends go on', async () => {
     const { io, actor } = startConnection({ authorization: true });
-    await connect(io, actor);
-    const admin = ticket();
-    actor.send({ type: 'send', message: call(1), ticket: admin });
-    await flush();
-    io.posts[2]!.reject(new StreamableHTTPError('HTTP 403', { status: 403, challenge: { error: 'insufficient_scope', scope: 'admin' } }));
-    await flush();
+    const admin = await callRejected(
+      io,
+      actor,
+      new StreamableHTTPError('HTTP 403', { status: 403, challenge: { error: 'insufficient_scope', scope: 'admin' } }),
+    );
     const other = ticket();
     actor.send({ type: 'send', message: call(2), ticket: other });
     class UnauthorizedError extends Error {}
