@@ -47,6 +47,19 @@ function stateOf(child: unknown): unknown {
   return (child as { getSnapshot(): { value: unknown } } | undefined)?.getSnapshot().value;
 }
 
+/** R1, R4: waiting in backoff, the child resumes exactly `ms` later with a GET from `lastEventId`; that GET's stream is opened. */
+async function resumesAt({ io, clock, post }: Pick<ReturnType<typeof setUp>, 'io' | 'clock' | 'post'>, ms: number, lastEventId: string) {
+  expect(stateOf(post())).toEqual({ backoff: 'timed' });
+  clock.increment(ms - 1);
+  await flush();
+  expect(io.resumes).toHaveLength(0);
+  clock.increment(1);
+  await flush();
+  expect(io.resumes[0]!.input).toEqual({ sessionId: 's', protocolVersion: 'v', lastEventId });
+  io.resumes[0]!.resolve({ kind: 'sse', stream: openStream() });
+  await flush();
+}
+
 describe('POST stream chart', () => {
   it('P1: a notification accepted with 202 ends done and resolves send', async () => {
     const { io, reports, sendTicket } = setUp({}, { jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -101,15 +114,7 @@ describe('POST stream chart', () => {
     await flush();
     io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ lastEventId: 'ev-3', progressed: true, retryMs: 500 }) });
     await flush();
-    expect(stateOf(post())).toEqual({ backoff: 'timed' });
-    clock.increment(499);
-    await flush();
-    expect(io.resumes).toHaveLength(0);
-    clock.increment(1);
-    await flush();
-    expect(io.resumes[0]!.input).toEqual({ sessionId: 's', protocolVersion: 'v', lastEventId: 'ev-3' });
-    io.resumes[0]!.resolve({ kind: 'sse', stream: openStream() });
-    await flush();
+    await resumesAt({ io, clock, post }, 500, 'ev-3');
     expect(io.readers[1]!.input.lastEventId).toBe('ev-3');
     expect(io.posts).toHaveLength(1);
   });
@@ -131,15 +136,7 @@ describe('POST stream chart: a stream handed over by the data plane', () => {
       interrupted: { end: streamEnd({ lastEventId: 'ev-2', progressed: true, retryMs: 300 }), seenIds },
     });
     await flush();
-    expect(stateOf(post())).toEqual({ backoff: 'timed' });
-    clock.increment(299);
-    await flush();
-    expect(io.resumes).toHaveLength(0);
-    clock.increment(1);
-    await flush();
-    expect(io.resumes[0]!.input).toEqual({ sessionId: 's', protocolVersion: 'v', lastEventId: 'ev-2' });
-    io.resumes[0]!.resolve({ kind: 'sse', stream: openStream() });
-    await flush();
+    await resumesAt({ io, clock, post }, 300, 'ev-2');
     expect(io.readers[0]!.input.seenIds).toBe(seenIds);
     expect(io.readers[0]!.input.lastEventId).toBe('ev-2');
     expect(io.posts).toHaveLength(0);
