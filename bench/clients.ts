@@ -11,9 +11,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as SdkTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { LoggingMessageNotificationSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-// The built package (`npm run build`, which the bench scripts run first), as users run it: the
+// The built package's Node entry (`npm run build`, which the bench scripts run first), as users run it: the
 // TypeScript source under tsx would add its loader's overhead to every call. Typed from src/.
-const builtPackage = '../dist/src/node.js';
+const builtPackage = '../dist/node/src/node.js';
 const { StreamableHTTPClientTransport: ThisTransport } = (await import(builtPackage)) as typeof import('../src/node.js');
 import { RawClient, type RpcMessage } from './raw-client.js';
 

@@ -1,5 +1,5 @@
 import { fromCallback } from 'xstate';
-import type { ChartOptions, ReconnectionOptions, ReconnectionScheduler } from './events.js';
+import type { ChartOptions, ReconnectionOptions, ReconnectionScheduler } from './types.js';
 
 export const defaultReconnection: ReconnectionOptions = {
   initialReconnectionDelay: 1_000,

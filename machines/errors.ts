@@ -3,7 +3,7 @@
  * response, a closed transport), the provided I/O creates the rest.
  */
 
-import type { AuthChallenge } from './events.js';
+import type { AuthChallenge } from './types.js';
 
 /** Base class of every error this transport raises; `cause` keeps the original error. */
 export class McpTransportError extends Error {

@@ -1,4 +1,4 @@
-import type { ChartOptions } from './events.js';
+import type { ChartOptions } from './types.js';
 
 type IdleArgs = { context: { options: ChartOptions } };
 

@@ -3,4 +3,4 @@ export * from './post-stream.js';
 export * from './standalone-stream.js';
 export * from './backoff.js';
 export * from './errors.js';
-export type * from './events.js';
+export type * from './types.js';

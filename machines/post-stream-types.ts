@@ -11,7 +11,7 @@ import type {
   SendAttempts,
   SendTicket,
   StreamEnd,
-} from './events.js';
+} from './types.js';
 import type { PlannedWait } from './backoff.js';
 
 /**

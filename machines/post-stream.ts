@@ -1,5 +1,5 @@
 import { assign, fromCallback, fromPromise, raise, sendParent, sendTo, setup } from 'xstate';
-import type { GetResult, JSONRPCId, JSONRPCMessage, NetworkEvent, PostResult } from './events.js';
+import type { GetResult, JSONRPCId, JSONRPCMessage, NetworkEvent, PostResult } from './types.js';
 import {
   isResumableEventId,
   nextReconnectDelay,

@@ -1,5 +1,5 @@
 import { and, assign, enqueueActions, fromCallback, fromPromise, sendParent, sendTo, setup, stateIn } from 'xstate';
-import type { ChartOptions, GetResult, NetworkEvent, OpenStream } from './events.js';
+import type { ChartOptions, GetResult, NetworkEvent, OpenStream } from './types.js';
 import type { ReadStreamInput, ReconnectDue, StreamReaderCommand, StreamReaderEvent } from './post-stream-types.js';
 import {
   ceilingDelay,

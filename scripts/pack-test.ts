@@ -89,6 +89,8 @@ const required = [
   'dist/cjs/src/index.d.ts',
   'dist/cjs/machines/index.js',
   'dist/src/cli/main.js',
+  'dist/node/src/node.js',
+  'dist/node/machines/index.js',
 ];
 const missing = required.filter((file) => !files.has(file));
 check('the tarball has both builds, their types, the bin, LICENSE and CHANGELOG', missing.length === 0, `missing: ${missing.join(', ')}`);
@@ -204,6 +206,17 @@ try {
     app,
   );
   check("require('mcp-xstate-transport') and require('mcp-xstate-transport/machines')", requireType.ok, requireType.out);
+  // Node's import gets the bundle (dist/node/); its entries share chunks, so a class is the same from each.
+  const importShared = await run(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      "const t = await import('mcp-xstate-transport'); const m = await import('mcp-xstate-transport/machines'); const x = await import('mcp-xstate-transport/testing'); if (!import.meta.resolve('mcp-xstate-transport').includes('/dist/node/') || t.StreamableHTTPError !== m.StreamableHTTPError || typeof x.transportIn !== 'function') process.exit(1)",
+    ],
+    app,
+  );
+  check("import of '.', './machines' and './testing' on Node: the bundle, one class each", importShared.ok, importShared.out);
 
   // 4. Types under nodenext (ESM and CommonJS files), node16 and bundler.
   const tsQuick = code;

@@ -19,7 +19,7 @@ const root = process.cwd();
 const work = mkdtempSync(join(tmpdir(), 'mcp-xstate-size-'));
 const ours = pathToFileURL(join(root, 'dist/src/index.js')).href;
 /** What Node resolves the package to (the `node` export condition: requests through node:http). */
-const oursOnNode = pathToFileURL(join(root, 'dist/src/node.js')).href;
+const oursOnNode = pathToFileURL(join(root, 'dist/node/src/node.js')).href;
 /** `--cold-only`: skip the bundle sizes (the benchmark's cold-start row runs this). */
 const coldOnly = process.argv.includes('--cold-only');
 const sdkDir = join(root, 'node_modules/@modelcontextprotocol/sdk/dist/esm');

@@ -1,5 +1,5 @@
 import { fromCallback, fromPromise } from 'xstate';
-import type { AuthChallenge, GetResult, MessageSink, PostResult } from '../machines/events.js';
+import type { AuthChallenge, GetResult, MessageSink, PostResult } from '../machines/types.js';
 import type { DeleteSessionInput } from '../machines/connection/index.js';
 import type { PostRequestInput, ReadStreamInput, ResumeInput, StreamReaderCommand, StreamReaderEvent } from '../machines/post-stream.js';
 import type { OpenStandaloneInput } from '../machines/standalone-stream.js';

@@ -1,4 +1,4 @@
-import type { JSONRPCId, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult, SendTicket } from '../machines/events.js';
+import type { JSONRPCId, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult, SendTicket } from '../machines/types.js';
 import { toError } from '../machines/errors.js';
 import { failCall } from '../machines/connection/index.js';
 import { requestIdsOf, type DataPlaneReport, type PostStreamReport } from '../machines/post-stream.js';

@@ -21,7 +21,7 @@ export type {
   ReconnectionOptions,
   ReconnectionScheduler,
   RestoredSession,
-} from '../machines/events.js';
+} from '../machines/types.js';
 export type { PlannedWait } from '../machines/backoff.js';
 export { createJsonlRecorder, toRecord, type JsonlRecord, type RecorderOptions } from './inspect.js';
 export { attachToView, viewInspector, type ViewBridge, type ViewBridgeOptions } from './view/bridge.js';

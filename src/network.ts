@@ -1,4 +1,4 @@
-import type { NetworkEvent } from '../machines/events.js';
+import type { NetworkEvent } from '../machines/types.js';
 
 /**
  * W2: where the transport learns that the network is gone and back. In a browser it is

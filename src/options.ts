@@ -1,5 +1,5 @@
 import type { InspectionEvent, Observer } from 'xstate';
-import type { ChartOptions, ReconnectionOptions, ReconnectionScheduler, RestoredSession } from '../machines/events.js';
+import type { ChartOptions, ReconnectionOptions, ReconnectionScheduler, RestoredSession } from '../machines/types.js';
 import { defaultReconnection } from '../machines/backoff.js';
 import type { FetchLike, TokenSource } from './http/client.js';
 import type { NetworkSignal } from './network.js';

@@ -1,4 +1,4 @@
-import type { JSONRPCRequest, RestoredSession } from '../machines/events.js';
+import type { JSONRPCRequest, RestoredSession } from '../machines/types.js';
 import { McpTransportError } from '../machines/errors.js';
 import { sessionIdProblem, validateMessage } from './schema.js';
 

@@ -1,4 +1,4 @@
-import type { JSONRPCMessage } from '../machines/events.js';
+import type { JSONRPCMessage } from '../machines/types.js';
 
 /**
  * Validation at the edge: what the server sends and what a caller hands to `send()`.

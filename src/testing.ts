@@ -8,7 +8,7 @@
  */
 import type { SnapshotFrom } from 'xstate';
 import type { ConnectionMachine } from '../machines/connection/index.js';
-import type { JSONRPCMessage, JSONRPCRequest } from '../machines/events.js';
+import type { JSONRPCMessage, JSONRPCRequest } from '../machines/types.js';
 import { StreamableHTTPClientTransport } from './transport.js';
 import type { StreamableHTTPClientTransportOptions } from './options.js';
 import type { FetchLike } from './http/client.js';

@@ -2,7 +2,7 @@ import { createActor, type Actor } from 'xstate';
 import { connectionMachine, isDirectCall, type ConnectionMachine } from '../machines/connection/index.js';
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
-import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/events.js';
+import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/types.js';
 import { InvalidMessageError, McpTransportError, OfflineError, TransportClosedError, TransportFailedError } from '../machines/errors.js';
 import { resumePoint } from '../machines/standalone-stream.js';
 import { connectionSystemId, ioActors, type TransportIo } from './actors.js';

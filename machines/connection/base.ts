@@ -5,7 +5,7 @@
  */
 import { assertEvent, assign, emit, enqueueActions, fromCallback, fromPromise, setup, stopChild } from 'xstate';
 import type { ActionFunction, GuardPredicate, ParameterizedObject, StateNodeConfig } from 'xstate';
-import type { AuthChallenge } from '../events.js';
+import type { AuthChallenge } from '../types.js';
 import { postStreamMachine, requestIdsOf, type PostStreamInput } from '../post-stream.js';
 import { standaloneStreamMachine } from '../standalone-stream.js';
 import { isSessionMissing, statusOf, StreamEndedError, TransportClosedError } from '../errors.js';

@@ -2,7 +2,7 @@
  * The messages and errors the connection chart reasons about: which message is which, the
  * synthetic answer to a failed call (P10), session fingerprints (X1), POST child ids.
  */
-import type { AuthChallenge, JSONRPCId, JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, MessageSink, SendTicket } from '../events.js';
+import type { AuthChallenge, JSONRPCId, JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, MessageSink, SendTicket } from '../types.js';
 import { isUnauthorized, statusOf, StreamableHTTPError } from '../errors.js';
 
 export const INITIALIZE = 'initialize';

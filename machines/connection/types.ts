@@ -9,7 +9,7 @@ import type {
   NetworkEvent,
   SendAttempts,
   SendTicket,
-} from '../events.js';
+} from '../types.js';
 import type { DataPlaneReport, PostOrigin, PostStreamReport } from '../post-stream.js';
 import type { StandaloneStreamReport } from '../standalone-stream.js';
 

@@ -1,4 +1,4 @@
-import type { AuthChallenge } from '../../machines/events.js';
+import type { AuthChallenge } from '../../machines/types.js';
 import { McpTransportError } from '../../machines/errors.js';
 import type { FetchLike } from './client.js';
 

@@ -3,11 +3,96 @@
  * only here (P12): bounded in bytes, counted after decompression as it streams, and cancelled
  * past the bound. Another HTTP client plugs in by handing over a body of the same shape.
  */
+import type { ChunkReader, ChunkSource, ResponseBody } from '../../machines/types.js';
 
-/** What this module needs of a response: its body stream (WHATWG fetch's `Response` fits). */
+/** What this module needs of a response: fetch's `Response` (its web stream) or the Node client's (its chunks). */
 export interface BodySource {
   readonly body: ReadableStream<Uint8Array> | null;
+  /** The Node client's body, read without a web stream (`body` would make one). */
+  readonly chunks?: ChunkSource | undefined;
 }
+
+/** The body to hand on: the chunk source when the client has one, else the web stream. */
+export function bodyOf(source: BodySource): ResponseBody | null {
+  return source.chunks ?? source.body;
+}
+
+/**
+ * Reads a body chunk by chunk. A reader that throws ends the reading with that error (the body
+ * is cancelled): nothing a handler does escapes into the HTTP client's events.
+ */
+export function readChunks(body: ResponseBody, reader: ChunkReader): { cancel(): void } {
+  const state: { done: boolean; handle: { cancel(): void } | undefined } = { done: false, handle: undefined };
+  const stop = () => {
+    if (state.done) return false;
+    state.done = true;
+    return true;
+  };
+  const guarded: ChunkReader = {
+    chunk(bytes) {
+      if (state.done) return;
+      try {
+        reader.chunk(bytes);
+      } catch (error) {
+        if (!stop()) return;
+        state.handle?.cancel();
+        reader.fail(error);
+      }
+    },
+    end() {
+      if (stop()) reader.end();
+    },
+    fail(error) {
+      if (stop()) reader.fail(error);
+    },
+  };
+  state.handle = 'getReader' in body ? pumpWebStream(body, guarded) : body.read(guarded);
+  return {
+    cancel() {
+      if (stop()) state.handle?.cancel();
+    },
+  };
+}
+
+function pumpWebStream(stream: ReadableStream<Uint8Array>, reader: ChunkReader): { cancel(): void } {
+  const webReader = stream.getReader();
+  let cancelled = false;
+  const pump = async () => {
+    try {
+      for (;;) {
+        const { value, done } = await webReader.read();
+        if (cancelled) return;
+        if (done) {
+          reader.end();
+          return;
+        }
+        reader.chunk(value);
+      }
+    } catch (error) {
+      if (!cancelled) reader.fail(error);
+    }
+  };
+  void pump();
+  return {
+    cancel() {
+      cancelled = true;
+      webReader.cancel().catch(() => undefined);
+    },
+  };
+}
+
+/** An unread body is cancelled: cheap, and it frees the connection (a body already in full is drained). */
+export function discardBody(source: BodySource): void {
+  const body = bodyOf(source);
+  if (body !== null) cancelBody(body);
+}
+
+/** Cancels a body nobody will read. */
+export function cancelBody(body: ResponseBody): void {
+  readChunks(body, ignoreChunks).cancel();
+}
+
+const ignoreChunks: ChunkReader = { chunk: () => undefined, end: () => undefined, fail: () => undefined };
 
 export interface BoundedBody {
   /** The bytes read, at most the limit (none when the body was refused). */
@@ -40,44 +125,51 @@ function concat(chunks: readonly Uint8Array[], length: number): Uint8Array {
  * Reads a body to at most `limit` bytes; past it (or past `timeoutMs`) the body is cancelled.
  * A read error rejects (the caller decides what it means), except after a timeout.
  */
-export async function readBounded(source: BodySource, limit: number, options: ReadBoundedOptions): Promise<BoundedBody> {
-  const body = source.body;
-  if (body === null) return { bytes: empty, exceeded: false };
-  const reader = body.getReader();
-  let chunks: Uint8Array[] = [];
-  let length = 0;
-  const state = { timedOut: false };
-  const timer =
-    options.timeoutMs === undefined
-      ? undefined
-      : setTimeout(() => {
-          state.timedOut = true;
-          reader.cancel().catch(() => undefined);
-        }, options.timeoutMs);
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return { bytes: concat(chunks, length), exceeded: false };
-      if (length + value.length > limit) {
-        reader.cancel().catch(() => undefined);
+export function readBounded(source: BodySource, limit: number, options: ReadBoundedOptions): Promise<BoundedBody> {
+  const body = bodyOf(source);
+  if (body === null) return Promise.resolve({ bytes: empty, exceeded: false });
+  return new Promise((resolve, reject) => {
+    let chunks: Uint8Array[] = [];
+    let length = 0;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const settle = (result: BoundedBody | undefined, error?: unknown) => {
+      if (timer !== undefined) clearTimeout(timer);
+      // The HTTP client's own error, rejected as the body read rejected it.
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+      if (result === undefined) reject(error);
+      else resolve(result);
+    };
+    const reading = readChunks(body, {
+      chunk(value) {
+        if (length + value.length <= limit) {
+          chunks.push(value);
+          length += value.length;
+          return;
+        }
+        reading.cancel();
         if (options.overflow === 'refuse') {
           // Nothing refused stays reachable from here (P12).
           chunks = [];
-          return { bytes: empty, exceeded: true };
+          settle({ bytes: empty, exceeded: true });
+          return;
         }
         chunks.push(value.subarray(0, limit - length));
-        return { bytes: concat(chunks, limit), exceeded: true };
-      }
-      chunks.push(value);
-      length += value.length;
+        settle({ bytes: concat(chunks, limit), exceeded: true });
+      },
+      end() {
+        settle({ bytes: concat(chunks, length), exceeded: false });
+      },
+      fail(error) {
+        settle(undefined, error);
+      },
+    });
+    if (options.timeoutMs !== undefined) {
+      timer = setTimeout(() => {
+        reading.cancel();
+        settle({ bytes: concat(chunks, length), exceeded: false });
+      }, options.timeoutMs);
     }
-  } catch (error) {
-    if (state.timedOut) return { bytes: concat(chunks, length), exceeded: false };
-    throw error;
-  } finally {
-    if (timer !== undefined) clearTimeout(timer);
-    reader.releaseLock();
-  }
+  });
 }
 
 /** Largest error body read (P12): enough for any JSON-RPC error, never a whole endless body. */

@@ -1,4 +1,6 @@
 import { TransportClosedError } from '../../machines/errors.js';
+import type { ChunkSource } from '../../machines/types.js';
+import { discardBody } from './body.js';
 import type { BaseHeaders } from './headers.js';
 
 /** A `fetch`-compatible function (the `fetch` option). */
@@ -16,6 +18,8 @@ export interface HttpResponse {
   readonly type: string;
   readonly headers: { get(name: string): string | null };
   readonly body: ReadableStream<Uint8Array> | null;
+  /** The Node client's body as chunks, read without making a web stream (see `bodyOf`). */
+  readonly chunks?: ChunkSource | undefined;
   readonly bodyUsed: boolean;
   text(): Promise<string>;
 }
@@ -217,7 +221,7 @@ export class HttpClient {
       const addsUserinfo =
         (target.username !== '' || target.password !== '') && (target.username !== from.username || target.password !== from.password);
       if (!keepsMethod || addsUserinfo || !isWithinOrigin(from, target)) return response;
-      await response.body?.cancel().catch(() => undefined);
+      discardBody(response);
       return follow(target, await fetchFn(target, manual), hops + 1);
     };
     return fetchFn(url, manual).then((response) => follow(url, response, 0));

@@ -1,11 +1,11 @@
-import type { GetResult, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult } from '../../machines/events.js';
+import type { GetResult, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult } from '../../machines/types.js';
 import type { PostRequestInput } from '../../machines/post-stream.js';
 import { formatStack, McpTransportError, MessageTooLargeError, ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
 import { cut, isResponse, sessionIdProblem, validateMessage } from '../schema.js';
 import { HttpClient, redirectTarget, type Exchange, type HttpResponse, type RequestSpec } from './client.js';
 import { parseChallenge } from './auth.js';
 import { mediaType } from './headers.js';
-import { errorBodyText, readBounded } from './body.js';
+import { bodyOf, discardBody, errorBodyText, readBounded } from './body.js';
 
 export interface ExchangeOptions {
   strict: boolean;
@@ -105,7 +105,7 @@ function sessionGone(status: number, body: string, sessionId: string | undefined
 
 /** Done with a response: an unread body is cancelled (cheap, and frees the connection), then the request unlinked. */
 function finish(exchange: Exchange): void {
-  if (!exchange.response.bodyUsed && exchange.response.body !== null) exchange.response.body.cancel().catch(() => undefined);
+  if (!exchange.response.bodyUsed) discardBody(exchange.response);
   exchange.release();
 }
 
@@ -212,10 +212,11 @@ export async function postMessage(
       }
       return { kind: 'accepted', sessionId };
     }
-    if (type === 'text/event-stream' && response.body !== null) {
+    const body = type === 'text/event-stream' ? bodyOf(response) : null;
+    if (body !== null) {
       HttpClient.detach(exchange, signal);
       handedOff = true;
-      return { kind: 'sse', sessionId, stream: { body: response.body, release: exchange.release } };
+      return { kind: 'sse', sessionId, stream: { body, release: exchange.release } };
     }
     if (type === 'application/json') {
       const text = await jsonBodyText(response, options.maxMessageBytes);
@@ -330,9 +331,10 @@ export async function openEventStream(
   });
   const { response } = exchange;
   const type = mediaType(response.headers.get('content-type'));
-  if (response.ok && type === 'text/event-stream' && response.body !== null) {
+  const streamBody = response.ok && type === 'text/event-stream' ? bodyOf(response) : null;
+  if (streamBody !== null) {
     HttpClient.detach(exchange, signal);
-    return { kind: 'sse', stream: { body: response.body, release: exchange.release } };
+    return { kind: 'sse', stream: { body: streamBody, release: exchange.release } };
   }
   try {
     // G2: a 405 needs no reading: its body is cancelled.

@@ -1,6 +1,7 @@
-import type { MessageSink } from '../../machines/events.js';
+import type { MessageSink } from '../../machines/types.js';
 import type { LegacyStreamReport } from '../../machines/connection/index.js';
 import { ProtocolError, StreamEndedError, toError } from '../../machines/errors.js';
+import { cancelBody } from '../http/body.js';
 import type { HttpClient } from '../http/client.js';
 import { openEventStream } from '../http/exchanges.js';
 import { readEventStream, type StreamReader } from '../sse/reader.js';
@@ -64,7 +65,7 @@ export function openLegacyStream(
     .then((result) => {
       if (ended || controller.signal.aborted) {
         if (result.kind === 'sse') {
-          result.stream.body.cancel().catch(() => undefined);
+          cancelBody(result.stream.body);
           result.stream.release();
         }
         return;

@@ -1,8 +1,9 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { MessageSink, StreamEnd } from '../../machines/events.js';
+import type { MessageSink, StreamEnd } from '../../machines/types.js';
 import type { ReadStreamInput, StreamReaderCommand, StreamReaderEvent } from '../../machines/post-stream.js';
 import { clampRetry } from '../../machines/backoff.js';
 import { formatStack, MessageTooLargeError, ProtocolError, StreamIdleError, toError } from '../../machines/errors.js';
+import { readChunks } from '../http/body.js';
 import { cut, isResponse, validateMessage } from '../schema.js';
 
 export interface ReaderOptions extends ReadStreamInput {
@@ -39,7 +40,6 @@ export interface StreamReader {
  */
 export function readEventStream(options: ReaderOptions, report: (event: StreamReaderEvent) => void): StreamReader {
   const { stream, requestIds, sink, seenIds, maxMessageBytes } = options;
-  const reader = stream.body.getReader();
   const decoder = new TextDecoder();
   let lastEventId = options.lastEventId;
   let progressed = false;
@@ -135,33 +135,31 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
     return pendingBytes > maxMessageBytes;
   };
 
-  const pump = async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (finished) return;
-        if (done) break;
-        active = true;
-        const text = decoder.decode(value, { stream: true });
-        parser.feed(text);
-        if (isFinished()) return;
-        if (tooLarge(text)) {
-          // The parser's partial event is dropped and the body cancelled: nothing refused is kept (P12).
-          parser.reset({ consume: false });
-          reader.cancel().catch(() => undefined);
-          const error = eventTooLarge(maxMessageBytes);
-          sink.warn(error);
-          finish({ type: 'stream.ended', end: end(error) });
-          return;
-        }
+  const reading = readChunks(stream.body, {
+    chunk(value) {
+      if (finished) return;
+      active = true;
+      const text = decoder.decode(value, { stream: true });
+      parser.feed(text);
+      if (isFinished()) return;
+      if (tooLarge(text)) {
+        // The parser's partial event is dropped and the body cancelled: nothing refused is kept (P12).
+        parser.reset({ consume: false });
+        reading.cancel();
+        const error = eventTooLarge(maxMessageBytes);
+        sink.warn(error);
+        finish({ type: 'stream.ended', end: end(error) });
       }
+    },
+    end() {
+      if (finished) return;
       parser.feed(decoder.decode());
       finish({ type: 'stream.ended', end: end(undefined) });
-    } catch (error) {
+    },
+    fail(error) {
       finish({ type: 'stream.ended', end: end(toError(error)) });
-    }
-  };
-  void pump();
+    },
+  });
 
   return {
     command() {
@@ -174,11 +172,11 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
         type: 'stream.ended',
         end: end(new StreamIdleError('stream sent nothing within streamIdleTimeout; treating it as dropped')),
       });
-      reader.cancel().catch(() => undefined);
+      reading.cancel();
     },
     stop() {
       finished = true;
-      reader.cancel().catch(() => undefined);
+      reading.cancel();
       stream.release();
     },
   };

@@ -22,7 +22,7 @@ import type {
   PostResult,
   SendTicket,
   StreamEnd,
-} from '../../machines/events.js';
+} from '../../machines/types.js';
 
 export interface Pending<I, O> {
   input: I;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor, createMachine, SimulatedClock } from 'xstate';
 import { postStreamMachine, type PostStreamInput, type PostStreamReport } from '../../machines/post-stream.js';
 import { StreamEndedError } from '../../machines/errors.js';
-import type { ChartOptions, StreamEnd } from '../../machines/events.js';
+import type { ChartOptions, StreamEnd } from '../../machines/types.js';
 import { chartOptions, fakeIo, flush, openStream, streamEnd, ticket, type FakeIo } from './fakes.js';
 
 const request = { jsonrpc: '2.0' as const, id: 7, method: 'tools/call', params: { name: 'echo' } };

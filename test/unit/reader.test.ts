@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readEventStream, type ReaderOptions } from '../../src/sse/reader.js';
 import type { StreamReaderEvent } from '../../machines/post-stream.js';
-import type { JSONRPCId, MessageSink, OpenStream } from '../../machines/events.js';
+import type { JSONRPCId, MessageSink, OpenStream } from '../../machines/types.js';
 import { ProtocolError } from '../../machines/errors.js';
 import { recordingSink } from './fakes.js';
 

@@ -7,7 +7,7 @@ import { createActor, createMachine, SimulatedClock, type AnyActorRef } from 'xs
 import { postStreamMachine } from '../../machines/post-stream.js';
 import { standaloneStreamMachine } from '../../machines/standalone-stream.js';
 import type { PlannedWait } from '../../machines/backoff.js';
-import type { ChartOptions } from '../../machines/events.js';
+import type { ChartOptions } from '../../machines/types.js';
 import { chartOptions, fakeIo, flush, openStream, streamEnd, ticket } from './fakes.js';
 
 const request = { jsonrpc: '2.0' as const, id: 7, method: 'tools/call', params: { name: 'echo' } };

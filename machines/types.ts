@@ -150,20 +150,27 @@ export type PostResult =
   | { kind: 'json'; sessionId: string | undefined; response: JSONRPCResponse | undefined }
   | { kind: 'sse'; sessionId: string | undefined; stream: OpenStream };
 
+/** Told each chunk of a body as it arrives, then its end or why it broke; never after a cancel. */
+export interface ChunkReader {
+  chunk(bytes: Uint8Array): void;
+  end(): void;
+  fail(error: unknown): void;
+}
+
+/** A body read chunk by chunk without a web stream (the Node client's); `cancel()` stops it. */
+export interface ChunkSource {
+  read(reader: ChunkReader): { cancel(): void };
+}
+
+/** A response body: fetch's web stream, or the Node client's chunk source. */
+export type ResponseBody = ReadableStream<Uint8Array> | ChunkSource;
+
 /** An open event-stream body, handed from the request actor to the reader actor. */
 export interface OpenStream {
-  readonly body: ReadableStream<Uint8Array>;
+  readonly body: ResponseBody;
   /** Aborts the underlying request and unlinks it from the transport's lifetime. */
   readonly release: () => void;
 }
 
 /** What a standalone or resume GET turned out to be. */
 export type GetResult = { kind: 'sse'; stream: OpenStream } | { kind: 'unsupported'; status: number; warning: Error | undefined };
-
-/** Failure details a request actor attaches to the errors it throws. */
-export interface FailureFacts {
-  /** The server no longer knows the session (404 to a request that carried one). */
-  sessionMissing: boolean;
-  /** HTTP status, when there was a response. */
-  status: number | undefined;
-}
