@@ -2,16 +2,7 @@
  * What the POST-stream chart takes and reports: its input, its context, the events it sends the
  * connection chart, and the protocol every stream reader speaks (shared with the standalone stream).
  */
-import type {
-  ChartOptions,
-  JSONRPCId,
-  JSONRPCMessage,
-  JSONRPCResponse,
-  OpenStream,
-  SendAttempts,
-  SendTicket,
-  StreamEnd,
-} from './types.js';
+import type { ChartOptions, JSONRPCId, JSONRPCMessage, JSONRPCResponse, OpenStream, SendAttempts, SendTicket, StreamEnd } from './types.js';
 import type { PlannedWait } from './backoff.js';
 
 /**
