@@ -117,6 +117,24 @@ export function plannedDelay(context: WaitContext, delayOf: (context: WaitContex
   return context.wait?.delayMs ?? delayOf(context);
 }
 
+type WaitArgs = { context: WaitContext };
+
+/**
+ * The guards and the delay `waitStates()` names, written once: both stream charts register them
+ * with `setup(…).extend(waitImplementations)`. Its actions (planWait, noteOffline, noteOnline) stay
+ * in each chart's setup, since xstate types an action by its chart's context.
+ */
+export const waitImplementations = {
+  guards: {
+    hasScheduler: ({ context }: WaitArgs) => context.options.reconnectionScheduler !== undefined,
+    isOffline: ({ context }: WaitArgs) => context.offline,
+  },
+  delays: {
+    /** R4, planned once as the wait begins (W3). */
+    reconnectDelay: ({ context }: WaitArgs) => plannedDelay(context, nextReconnectDelay),
+  },
+};
+
 /**
  * The sub-states of one wait before a reconnect: the chart's own timer (`after`), or the
  * caller's reconnectionScheduler (SDK v2) when one is given. Both stream charts use it.

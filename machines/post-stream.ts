@@ -1,6 +1,15 @@
 import { assign, fromCallback, fromPromise, raise, sendParent, sendTo, setup } from 'xstate';
 import type { GetResult, JSONRPCId, JSONRPCMessage, NetworkEvent, PostResult } from './types.js';
-import { isResumableEventId, nextReconnectDelay, plannedDelay, planWait, scheduledWait, waitStates, type WaitContext } from './backoff.js';
+import {
+  isResumableEventId,
+  nextReconnectDelay,
+  planWait,
+  scheduledWait,
+  waitImplementations,
+  waitStates,
+  type WaitContext,
+} from './backoff.js';
+import { idleWatch, idleWatchStates } from './idle-watch.js';
 import { isSessionMissing, MessageTooLargeError, statusOf, StreamEndedError, toError } from './errors.js';
 import type {
   PostRequestInput,
@@ -61,7 +70,7 @@ const onStreamEnded = [
   { target: '#postStream.failed', actions: 'failEnded' },
 ] as const;
 
-export const postStreamMachine = setup({
+const postStreamSetup = setup({
   types: {
     context: {} as PostStreamContext,
     input: {} as PostStreamInput,
@@ -103,13 +112,6 @@ export const postStreamMachine = setup({
       statusOf(params.error) !== 401 &&
       (context.offline || context.attempt <= context.options.reconnection.maxRetries),
     gotStream: (_, params: { result: GetResult }) => params.result.kind === 'sse',
-    watchesIdle: ({ context }) => context.options.streamIdleTimeout !== undefined,
-    hasScheduler: ({ context }) => context.options.reconnectionScheduler !== undefined,
-    isOffline: ({ context }) => context.offline,
-  },
-  delays: {
-    reconnectDelay: ({ context }) => plannedDelay(context, nextReconnectDelay),
-    streamIdleTimeout: ({ context }) => context.options.streamIdleTimeout ?? 0,
   },
   actions: {
     planWait: assign(({ context }, params: { delayOf: (context: WaitContext) => number }) => ({ wait: planWait(context, params.delayOf) })),
@@ -119,6 +121,13 @@ export const postStreamMachine = setup({
       context.ticket.accepted();
     },
     checkIdle: sendTo('reader', { type: 'idle.check' }),
+    /** P1–P9: what the POST answered: the session id it gave, and its JSON response or the stream to read. */
+    adoptAnswer: assign((_, params: { result: PostResult }) => {
+      const { result } = params;
+      if (result.kind === 'json') return { responseSessionId: result.sessionId, response: result.response };
+      if (result.kind === 'sse') return { responseSessionId: result.sessionId, stream: result.stream };
+      return { responseSessionId: result.sessionId };
+    }),
     /** R1, R4, R5: what the ended stream said is what the resume goes on from. */
     adoptEnd: assign(({ context, event }) => {
       if (event.type !== 'stream.ended') return {};
@@ -169,7 +178,11 @@ export const postStreamMachine = setup({
       error: context.error ?? new StreamEndedError('request failed'),
     })),
   },
-}).createMachine({
+})
+  .extend(waitImplementations)
+  .extend(idleWatch);
+
+export const postStreamMachine = postStreamSetup.createMachine({
   id: 'postStream',
   context: ({ input, self }) => ({
     ...input,
@@ -217,29 +230,14 @@ export const postStreamMachine = setup({
           {
             guard: { type: 'isAccepted', params: doneResult },
             target: 'accepted',
-            actions: [assign({ responseSessionId: ({ event }) => event.output.sessionId }), 'acknowledge'],
+            actions: [{ type: 'adoptAnswer', params: doneResult }, 'acknowledge'],
           },
           {
             guard: { type: 'isJson', params: doneResult },
             target: 'json',
-            actions: [
-              assign({
-                responseSessionId: ({ event }) => event.output.sessionId,
-                response: ({ event }) => (event.output.kind === 'json' ? event.output.response : undefined),
-              }),
-              'acknowledge',
-            ],
+            actions: [{ type: 'adoptAnswer', params: doneResult }, 'acknowledge'],
           },
-          {
-            target: 'streaming',
-            actions: [
-              assign({
-                responseSessionId: ({ event }) => event.output.sessionId,
-                stream: ({ event }) => (event.output.kind === 'sse' ? event.output.stream : undefined),
-              }),
-              'acknowledge',
-            ],
-          },
+          { target: 'streaming', actions: [{ type: 'adoptAnswer', params: doneResult }, 'acknowledge'] },
         ],
         onError: { target: 'failed', actions: assign({ error: ({ event }) => toError(event.error) }) },
       },
@@ -250,13 +248,9 @@ export const postStreamMachine = setup({
     json: { type: 'final', entry: 'reportDone' },
     streaming: {
       invoke: { id: 'reader', src: 'readStream', input: ({ context }) => readerInput(context) },
+      // R9: the idle watch runs while the reader reads.
       initial: 'choosing',
-      states: {
-        choosing: { always: [{ guard: 'watchesIdle', target: 'watching' }, { target: 'unwatched' }] },
-        /** R9: every streamIdleTimeout ms the reader is asked whether anything arrived; a silent stream is a drop. */
-        watching: { after: { streamIdleTimeout: { target: 'watching', reenter: true, actions: 'checkIdle' } } },
-        unwatched: {},
-      },
+      states: idleWatchStates,
       on: {
         'stream.response': {
           target: 'done',

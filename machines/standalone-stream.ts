@@ -8,10 +8,12 @@ import {
   plannedDelay,
   planWait,
   scheduledWait,
+  waitImplementations,
   waitStates,
   type PlannedWait,
   type WaitContext,
 } from './backoff.js';
+import { idleWatch, idleWatchStates } from './idle-watch.js';
 import { isSessionMissing, statusOf, StreamEndedError, toError } from './errors.js';
 
 /** The optional server-to-client stream of a session (G1–G6). */
@@ -79,7 +81,7 @@ const streamResult = ({ event }: { event: { output: GetResult } }) => ({ result:
 /** Why the GET failed, handed to guards and actions as typed params. */
 const failure = ({ event }: { event: { error: unknown } }) => ({ error: event.error });
 
-export const standaloneStreamMachine = setup({
+const standaloneStreamSetup = setup({
   types: {
     context: {} as StandaloneStreamContext,
     input: {} as StandaloneStreamInput,
@@ -95,13 +97,8 @@ export const standaloneStreamMachine = setup({
     isSessionMissing: (_, params: { error: unknown }) => isSessionMissing(params.error),
     isUnauthorized: (_, params: { error: unknown }) => statusOf(params.error) === 401,
     withinBudget: ({ context }) => context.attempt <= context.options.reconnection.maxRetries,
-    watchesIdle: ({ context }) => context.options.streamIdleTimeout !== undefined,
-    hasScheduler: ({ context }) => context.options.reconnectionScheduler !== undefined,
-    isOffline: ({ context }) => context.offline,
   },
   delays: {
-    reconnectDelay: ({ context }) => plannedDelay(context, nextReconnectDelay),
-    streamIdleTimeout: ({ context }) => context.options.streamIdleTimeout ?? 0,
     ceilingDelay: ({ context }) => plannedDelay(context, ceilingDelay),
   },
   actions: {
@@ -134,7 +131,11 @@ export const standaloneStreamMachine = setup({
       params.result.kind === 'sse' ? { stream: params.result.stream, established: true } : {},
     ),
   },
-}).createMachine({
+})
+  .extend(waitImplementations)
+  .extend(idleWatch);
+
+export const standaloneStreamMachine = standaloneStreamSetup.createMachine({
   id: 'standaloneStream',
   context: ({ input }) => ({
     ...input,
@@ -217,12 +218,10 @@ export const standaloneStreamMachine = setup({
           };
         },
       },
+      // R9: the idle watch runs while the reader reads.
       initial: 'choosing',
       states: {
-        choosing: { always: [{ guard: 'watchesIdle', target: 'watching' }, { target: 'unwatched' }] },
-        /** R9: a silent stream is asked about every streamIdleTimeout ms, and treated as dropped. */
-        watching: { after: { streamIdleTimeout: { target: 'watching', reenter: true, actions: 'checkIdle' } } },
-        unwatched: {},
+        ...idleWatchStates,
         /** The session is closing: read until the server ends the stream, then stop (F1). */
         draining: {},
       },

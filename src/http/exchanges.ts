@@ -2,7 +2,7 @@ import type { GetResult, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResul
 import type { PostRequestInput } from '../../machines/post-stream.js';
 import { formatStack, McpTransportError, MessageTooLargeError, ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
 import { cut, isResponse, sessionIdProblem, validateMessage } from '../schema.js';
-import { HttpClient, redirectTarget, type Exchange, type HttpResponse } from './client.js';
+import { HttpClient, redirectTarget, type Exchange, type HttpResponse, type RequestSpec } from './client.js';
 import { parseChallenge } from './auth.js';
 import { mediaType } from './headers.js';
 import { bodyOf, discardBody, errorBodyText, readBounded } from './body.js';
@@ -43,6 +43,15 @@ function networkError(error: unknown, what: string): Error {
   if (error instanceof Error && error.name === 'AbortError') return error;
   if (error instanceof McpTransportError) return error;
   return new StreamableHTTPError(`${what} failed before any response: ${rootCauseOf(error)}`, { cause: error });
+}
+
+/** Sends one request; a failure before any response is a network error named after the method. */
+async function send(http: HttpClient, spec: RequestSpec): Promise<Exchange> {
+  try {
+    return await http.request(spec);
+  } catch (error) {
+    throw networkError(error, spec.method);
+  }
 }
 
 /** Warnings said once per transport (its sink), however often the server repeats itself. */
@@ -174,19 +183,14 @@ export async function postMessage(
   controller?: AbortController,
 ): Promise<PostResult> {
   if (input.endpoint !== undefined) return postLegacy(http, input, signal);
-  let exchange: Exchange;
-  try {
-    exchange = await http.request({
-      method: 'POST',
-      sessionId: input.sessionId,
-      protocolVersion: input.protocolVersion,
-      body: JSON.stringify(input.message),
-      signal,
-      controller,
-    });
-  } catch (error) {
-    throw networkError(error, 'POST');
-  }
+  const exchange = await send(http, {
+    method: 'POST',
+    sessionId: input.sessionId,
+    protocolVersion: input.protocolVersion,
+    body: JSON.stringify(input.message),
+    signal,
+    controller,
+  });
   const { response } = exchange;
   let handedOff = false;
   try {
@@ -229,19 +233,14 @@ export async function postMessage(
 
 /** L1: a POST to the legacy message endpoint: any 2xx accepts; every reply comes on the stream. */
 async function postLegacy(http: HttpClient, input: PostRequestInput, signal: AbortSignal | undefined): Promise<PostResult> {
-  let exchange: Exchange;
-  try {
-    exchange = await http.request({
-      method: 'POST',
-      url: new URL(input.endpoint ?? '', http.url),
-      sessionId: undefined,
-      protocolVersion: input.protocolVersion,
-      body: JSON.stringify(input.message),
-      signal,
-    });
-  } catch (error) {
-    throw networkError(error, 'POST');
-  }
+  const exchange = await send(http, {
+    method: 'POST',
+    url: new URL(input.endpoint ?? '', http.url),
+    sessionId: undefined,
+    protocolVersion: input.protocolVersion,
+    body: JSON.stringify(input.message),
+    signal,
+  });
   try {
     if (!exchange.response.ok) {
       throw statusError(exchange, 'POST (legacy)', await errorBodyText(exchange.response), false, http.url);
@@ -323,18 +322,13 @@ export async function openEventStream(
   },
   signal: AbortSignal,
 ): Promise<GetResult> {
-  let exchange: Exchange;
-  try {
-    exchange = await http.request({
-      method: 'GET',
-      sessionId: spec.sessionId,
-      protocolVersion: spec.protocolVersion,
-      lastEventId: spec.lastEventId,
-      signal,
-    });
-  } catch (error) {
-    throw networkError(error, 'GET');
-  }
+  const exchange = await send(http, {
+    method: 'GET',
+    sessionId: spec.sessionId,
+    protocolVersion: spec.protocolVersion,
+    lastEventId: spec.lastEventId,
+    signal,
+  });
   const { response } = exchange;
   const type = mediaType(response.headers.get('content-type'));
   const streamBody = response.ok && type === 'text/event-stream' ? bodyOf(response) : null;

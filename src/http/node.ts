@@ -169,7 +169,6 @@ class NodeResponse implements HttpResponse, ChunkSource {
   }
 
   read(reader: ChunkReader): { cancel(): void } {
-    const { res, source, signal } = this;
     if (this.bodyUsed || this.stream !== undefined) {
       queueMicrotask(() => {
         reader.fail(new TypeError('Body is unusable: Body has already been read'));
@@ -177,31 +176,11 @@ class NodeResponse implements HttpResponse, ChunkSource {
       return { cancel: ignore };
     }
     this.bodyUsed = true;
-    let done = false;
-    const fail = (error: unknown) => {
-      if (done) return;
-      done = true;
-      reader.fail(signal.aborted ? abortReason(signal) : terminated(error));
-    };
-    source.on('data', (chunk: Buffer) => {
-      if (!done) reader.chunk(chunk);
-    });
-    source.once('end', () => {
-      if (done) return;
-      done = true;
-      reader.end();
-    });
-    source.once('error', fail);
-    res.once('aborted', () => {
-      fail(new Error('aborted'));
-    });
+    const listening = this.listen(reader);
     return {
       cancel: () => {
-        if (done) return;
-        done = true;
-        // As the web stream's cancel: a body received in full is drained (its socket returns to the pool); one still arriving is cut.
-        if (res.complete) source.resume();
-        else res.destroy();
+        // As the web stream's cancel.
+        if (listening.stop()) this.drainOrCut();
       },
     };
   }
@@ -236,29 +215,22 @@ class NodeResponse implements HttpResponse, ChunkSource {
   }
 
   private webStream(): ReadableStream<Uint8Array> {
-    const { res, source, signal } = this;
-    let done = false;
+    const { source } = this;
+    let listening: { stop(): boolean } | undefined;
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
-        const fail = (error: unknown) => {
-          if (done) return;
-          done = true;
-          controller.error(signal.aborted ? abortReason(signal) : terminated(error));
-        };
-        source.on('data', (chunk: Buffer) => {
-          if (done) return;
-          this.bodyUsed = true;
-          controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-          if ((controller.desiredSize ?? 1) <= 0) source.pause();
-        });
-        source.once('end', () => {
-          if (done) return;
-          done = true;
-          controller.close();
-        });
-        source.once('error', fail);
-        res.once('aborted', () => {
-          fail(new Error('aborted'));
+        listening = this.listen({
+          chunk: (chunk) => {
+            this.bodyUsed = true;
+            controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+            if ((controller.desiredSize ?? 1) <= 0) source.pause();
+          },
+          end: () => {
+            controller.close();
+          },
+          fail: (error) => {
+            controller.error(error);
+          },
         });
         source.pause();
       },
@@ -266,14 +238,51 @@ class NodeResponse implements HttpResponse, ChunkSource {
         source.resume();
       },
       cancel: () => {
-        done = true;
+        listening?.stop();
         this.bodyUsed = true;
-        // A body already received in full is drained, so its socket returns to the pool;
-        // one still arriving (a stream) is cut, as fetch does.
-        if (res.complete) source.resume();
-        else res.destroy();
+        this.drainOrCut();
       },
     });
+  }
+
+  /**
+   * Hands the body to `to` as it arrives: each chunk, then its end or what cut it (the signal's
+   * reason once aborted, else fetch's TypeError('terminated')), once. `stop()` silences it and
+   * says whether it was still running.
+   */
+  private listen(to: ChunkReader): { stop(): boolean } {
+    const { res, source, signal } = this;
+    let done = false;
+    const fail = (error: unknown) => {
+      if (done) return;
+      done = true;
+      to.fail(signal.aborted ? abortReason(signal) : terminated(error));
+    };
+    source.on('data', (chunk: Buffer) => {
+      if (!done) to.chunk(chunk);
+    });
+    source.once('end', () => {
+      if (done) return;
+      done = true;
+      to.end();
+    });
+    source.once('error', fail);
+    res.once('aborted', () => {
+      fail(new Error('aborted'));
+    });
+    return {
+      stop: () => {
+        const running = !done;
+        done = true;
+        return running;
+      },
+    };
+  }
+
+  /** A body received in full is drained, so its socket returns to the pool; one still arriving (a stream) is cut, as fetch does. */
+  private drainOrCut(): void {
+    if (this.res.complete) this.source.resume();
+    else this.res.destroy();
   }
 }
 

@@ -4,31 +4,26 @@
  * CORS front on another origin. The checks are what a person looks at: the badge, the result of
  * a call, the notification list, Close and Start. Screenshots go to test-results/.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, preview, type PreviewServer, type Rolldown } from 'vite';
-import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserOnly } from '../../examples/react-status/vite.config.js';
 import { fingerprint } from '../../machines/index.js';
 import { startCorsServer, type CorsServer } from './cors-server.js';
+import { launchChromium, patience, requireChromium, screenshot, type Chromium } from './chromium.js';
 
-const chromiumPath = '/usr/bin/chromium';
 const configFile = fileURLToPath(new URL('../../examples/react-status/vite.config.ts', import.meta.url));
-const screenshots = fileURLToPath(new URL('../../test-results/', import.meta.url));
-/** Upper bound of every wait on the page; a restart includes one standalone-stream backoff (1 s). */
-const patience = { timeout: 15_000, interval: 50 };
 
 let outDir: string | undefined;
-let profile: string | undefined;
 let bundle: Rolldown.RolldownOutput;
 let site: PreviewServer | undefined;
 let mcp: CorsServer | undefined;
-let browser: BrowserContext | undefined;
+let chrome: Chromium | undefined;
 let page: Page;
-const pageErrors: string[] = [];
 
 function outputOf(result: Awaited<ReturnType<typeof build>>): Rolldown.RolldownOutput {
   const first = Array.isArray(result) ? result[0] : result;
@@ -47,49 +42,24 @@ const notifications = (): Locator => page.getByRole('list', { name: 'Notificatio
 const session = (): Promise<string> => page.getByTestId('session').innerText();
 const history = (): Promise<string> => page.getByTestId('history').innerText();
 
-async function screenshot(name: string): Promise<void> {
-  await page.screenshot({ path: join(screenshots, name), fullPage: true });
-}
-
 beforeAll(async () => {
-  if (!existsSync(chromiumPath)) {
-    throw new Error(
-      `Chromium is missing at ${chromiumPath}. The browser test drives Debian's chromium with playwright-core and downloads no browser: ` +
-        'install it with `apt-get install -y --no-install-recommends chromium` (.ci/run does this before `npm run test:browser`).',
-    );
-  }
+  requireChromium();
   outDir = mkdtempSync(join(tmpdir(), 'react-status-'));
-  profile = mkdtempSync(join(tmpdir(), 'react-status-chromium-'));
-  mkdirSync(screenshots, { recursive: true });
   bundle = outputOf(await build({ configFile, logLevel: 'warn', build: { outDir, emptyOutDir: true } }));
   site = await preview({ configFile, logLevel: 'warn', build: { outDir }, preview: { host: '127.0.0.1', port: 0 } });
   mcp = await startCorsServer();
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  page = browser.pages()[0] ?? (await browser.newPage());
-  page.on('pageerror', (error) => pageErrors.push(error.message));
+  chrome = await launchChromium('react-status');
+  page = chrome.page;
   const address = site.resolvedUrls?.local[0];
   if (address === undefined) throw new Error('vite preview reported no address');
   await page.goto(`${address}?server=${encodeURIComponent(mcp.url.href)}`);
 });
 
 afterAll(async () => {
-  await browser?.close();
+  await chrome?.close();
   await mcp?.close();
   await site?.close();
-  for (const dir of [outDir, profile]) if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  if (outDir !== undefined) rmSync(outDir, { recursive: true, force: true });
 });
 
 describe('the status page in headless Chromium', () => {
@@ -156,7 +126,7 @@ describe('the status page in headless Chromium', () => {
         'notifications/message info: "hello from the server"',
         'notifications/tools/list_changed',
       ]);
-    await screenshot('react-status.png');
+    await screenshot(page, 'react-status.png');
   });
 
   it('F3, U3: a server restart shows reconnecting, then connected on a new session where calls work', async () => {
@@ -168,7 +138,7 @@ describe('the status page in headless Chromium', () => {
     await page.getByRole('textbox', { name: 'Echo text' }).fill('after the restart');
     await page.getByRole('button', { name: 'Call echo' }).click();
     await expect.poll(() => result().innerText(), patience).toBe('echo → after the restart');
-    await screenshot('react-status-restarted.png');
+    await screenshot(page, 'react-status-restarted.png');
   });
 
   it('F1, U3: Close shows closed, and the server saw a DELETE for the session', async () => {
@@ -181,7 +151,7 @@ describe('the status page in headless Chromium', () => {
     const deleted = await mcp!.backend.waitFor((request) => request.method === 'DELETE', patience.timeout);
     expect(deleted.headers['mcp-session-id']).toBe(id);
     expect(mcp!.backend.closedSessions).toContain(id);
-    await screenshot('react-status-closed.png');
+    await screenshot(page, 'react-status-closed.png');
   });
 
   it('F2, U3: Start connects again, on a new session', async () => {
@@ -195,7 +165,7 @@ describe('the status page in headless Chromium', () => {
     await page.getByRole('button', { name: 'Call echo' }).click();
     await expect.poll(() => result().innerText(), patience).toBe('echo → after Start');
     expect(await history()).toMatch(/connected → closing → closed → connecting → connected$/);
-    expect(pageErrors).toEqual([]);
+    expect(chrome!.pageErrors).toEqual([]);
   });
 
   it('W1: a reload keeps the session (same fingerprint, no initialize) and every numbered notification arrives once, in order', async () => {
@@ -228,18 +198,18 @@ describe('the status page in headless Chromium', () => {
     await page.getByRole('textbox', { name: 'Echo text' }).fill('after the reload');
     await page.getByRole('button', { name: 'Call echo' }).click();
     await expect.poll(() => result().innerText(), patience).toBe('echo → after the reload');
-    await screenshot('react-status-reloaded.png');
+    await screenshot(page, 'react-status-reloaded.png');
   });
 
   it('W2: offline shows offline and fails a call at once; online shows connected again within a second', async () => {
-    await browser!.setOffline(true);
+    await chrome!.browser.setOffline(true);
     await expect.poll(() => badge().innerText(), patience).toBe('offline');
     await page.getByRole('textbox', { name: 'Echo text' }).fill('while offline');
     await page.getByRole('button', { name: 'Call echo' }).click();
     await expect.poll(() => result().innerText(), patience).toMatch(/^echo failed: .*offline/);
-    await screenshot('react-status-offline.png');
+    await screenshot(page, 'react-status-offline.png');
     const back = performance.now();
-    await browser!.setOffline(false);
+    await chrome!.browser.setOffline(false);
     await expect.poll(() => badge().innerText(), { timeout: 1_000, interval: 20 }).toBe('connected');
     console.log(`W2: connected again ${(performance.now() - back).toFixed(0)} ms after going online`);
     await expect.poll(() => page.getByTestId('standalone-state').innerText(), patience).toMatch(/^listening/);
@@ -253,10 +223,10 @@ describe('the status page in headless Chromium', () => {
     expect(await nextRetry()).toBe('—');
     mcp!.setAvailable(false);
     await expect.poll(nextRetry, patience).toMatch(/^standalone stream: reconnecting in \d+\.\d s \(attempt [2-9]\)$/);
-    await screenshot('react-status-countdown.png');
+    await screenshot(page, 'react-status-countdown.png');
     mcp!.setAvailable(true);
     await expect.poll(() => page.getByTestId('standalone-state').innerText(), patience).toMatch(/^listening/);
     await expect.poll(nextRetry, patience).toBe('—');
-    expect(pageErrors).toEqual([]);
+    expect(chrome!.pageErrors).toEqual([]);
   });
 });

@@ -9,33 +9,28 @@
  * test-results/.
  */
 import { request } from 'node:http';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Locator, type Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { build, preview } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJsonlRecorder, type JsonlRecord } from '../../src/index.js';
 import { attachToView, serveView, type ViewServer } from '../../src/view/index.js';
 import { newClient, textOf } from '../support/harness.js';
 import { startCorsServer } from './cors-server.js';
+import { launchChromium, patience, requireChromium, resultFile, screenshot, type Chromium } from './chromium.js';
 import { closeRigs, isResume, rig, startProxy, transportThrough } from '../support/proxy-rig.js';
 
-const chromiumPath = '/usr/bin/chromium';
-const screenshots = fileURLToPath(new URL('../../test-results/', import.meta.url));
-const patience = { timeout: 15_000, interval: 50 };
-
 let dir: string | undefined;
-let profile: string | undefined;
 let recordingFile: string;
 let recordingLines: string[] = [];
 /** The session IDs the recorded scenario used: the page must never show them. */
 const secretSessions: string[] = [];
 let view: ViewServer | undefined;
-let browser: BrowserContext | undefined;
+let chrome: Chromium | undefined;
 let page: Page;
-const pageErrors: string[] = [];
 const requestsOffLoopback: string[] = [];
 
 const box = (machine: string, path: string): Locator => page.locator(`[data-state="${machine}:${path}"]`);
@@ -43,15 +38,16 @@ const isActive = (machine: string, path: string): Promise<boolean> =>
   box(machine, path).evaluate((element) => element.classList.contains('active'));
 /** The log lines shown (internal ones are hidden by default). */
 const logItems = (): Locator => page.getByRole('list', { name: 'Log' }).getByRole('listitem');
+/** The text of the log lines shown, one a line. */
+const logText = (): Promise<string> =>
+  logItems()
+    .allInnerTexts()
+    .then((texts) => texts.join('\n'));
 /** The log line of record `index`. */
 const logItem = (index: number): Locator => page.locator(`#log li[data-index="${index}"]`);
 const currentLog = (): Promise<string> => page.locator('#log li.current').innerText();
 const banner = (): Locator => page.getByRole('alert');
 const position = (): Promise<string> => page.locator('#position').innerText();
-
-async function screenshot(name: string): Promise<void> {
-  await page.screenshot({ path: join(screenshots, name), fullPage: true });
-}
 
 /** The scenario behind the recording: a stream cut and resumed, then a session the server lost and the transport recovered. */
 async function recordScenario(): Promise<string[]> {
@@ -73,38 +69,16 @@ async function recordScenario(): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(chromiumPath)) {
-    throw new Error(
-      `Chromium is missing at ${chromiumPath}. The browser test drives Debian's chromium with playwright-core and downloads no browser: ` +
-        'install it with `apt-get install -y --no-install-recommends chromium` (.ci/run does this before `npm run test:browser`).',
-    );
-  }
-  mkdirSync(screenshots, { recursive: true });
+  requireChromium();
   dir = mkdtempSync(join(tmpdir(), 'chart-view-'));
-  profile = mkdtempSync(join(tmpdir(), 'chart-view-chromium-'));
   recordingLines = await recordScenario();
   recordingFile = join(dir, 'recovery.jsonl');
   writeFileSync(recordingFile, `${recordingLines.join('\n')}\n`);
-  writeFileSync(join(screenshots, 'view-recording.jsonl'), `${recordingLines.join('\n')}\n`);
+  writeFileSync(resultFile('view-recording.jsonl'), `${recordingLines.join('\n')}\n`);
 
   view = await serveView();
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: chromiumPath,
-    headless: true,
-    viewport: { width: 1500, height: 1000 },
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
-  page = browser.pages()[0] ?? (await browser.newPage());
-  page.on('pageerror', (error) => pageErrors.push(error.message));
+  chrome = await launchChromium('chart-view', { width: 1500, height: 1000 });
+  page = chrome.page;
   page.on('request', (request) => {
     const { hostname } = new URL(request.url());
     if (hostname !== '127.0.0.1') requestsOffLoopback.push(request.url());
@@ -112,10 +86,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await browser?.close();
+  await chrome?.close();
   await view?.close();
   await closeRigs();
-  for (const path of [dir, profile]) if (path !== undefined) rmSync(path, { recursive: true, force: true });
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
 describe('the chart view in headless Chromium', () => {
@@ -181,7 +155,7 @@ describe('the chart view in headless Chromium', () => {
     expect(await isActive('connection', 'open')).toBe(false);
     expect(await currentLog()).toMatch(/→ reconnecting\.reinitializing \[reconnecting\]/);
     expect(await logItem(missing).innerText()).toMatch(/standalone\.sessionMissing|post\.failed/);
-    await screenshot('view-replay.png');
+    await screenshot(page, 'view-replay.png');
 
     // Onwards: the new session, reported as a fact with fingerprints only.
     const changed = records.findIndex((record) => record.kind === 'emit' && record.event === 'session.changed');
@@ -219,7 +193,7 @@ describe('the chart view in headless Chromium', () => {
     await page.getByRole('button', { name: 'Last record' }).click();
     expect(await page.locator('.state.active').count()).toBe(0);
     expect(await page.locator('#log li').count()).toBe(rest.length);
-    await screenshot('view-other-chart.png');
+    await screenshot(page, 'view-other-chart.png');
   });
 
   it('W5: live: a transport attached to the view moves the chart on the page through a server restart (F3)', async () => {
@@ -237,31 +211,15 @@ describe('the chart view in headless Chromium', () => {
       await expect.poll(position, patience).toMatch(/session #[0-9a-f]{8}$/);
 
       await proxy.restartBackend();
-      await expect
-        .poll(
-          () =>
-            logItems()
-              .allInnerTexts()
-              .then((texts) => texts.join('\n')),
-          patience,
-        )
-        .toMatch(/→ reconnecting\.reinitializing \[reconnecting\]/);
-      await expect
-        .poll(
-          () =>
-            logItems()
-              .allInnerTexts()
-              .then((texts) => texts.join('\n')),
-          patience,
-        )
-        .toMatch(/emit session\.changed #[0-9a-f]{8} → #[0-9a-f]{8}/);
+      await expect.poll(logText, patience).toMatch(/→ reconnecting\.reinitializing \[reconnecting\]/);
+      await expect.poll(logText, patience).toMatch(/emit session\.changed #[0-9a-f]{8} → #[0-9a-f]{8}/);
       await expect.poll(() => transport.sessionId !== undefined && transport.sessionId !== before, patience).toBe(true);
       expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'live' } }))).toBe('live');
       await expect.poll(() => isActive('connection', 'open.session.active'), patience).toBe(true);
       await expect.poll(() => isActive('standaloneStream', 'listening'), patience).toBe(true);
       const content = await page.content();
       for (const id of [before, transport.sessionId!]) expect(content).not.toContain(id);
-      await screenshot('view-live.png');
+      await screenshot(page, 'view-live.png');
 
       // Back in time while live: step back to the recovery and see it highlighted.
       await logItems().filter({ hasText: '→ reconnecting.reinitializing' }).first().click();
@@ -273,7 +231,7 @@ describe('the chart view in headless Chromium', () => {
     } finally {
       await bridge.close();
     }
-    expect(pageErrors).toEqual([]);
+    expect(chrome!.pageErrors).toEqual([]);
     expect(requestsOffLoopback).toEqual([]);
   });
 
@@ -286,9 +244,9 @@ describe('the chart view in headless Chromium', () => {
       await build({ configFile, logLevel: 'warn', build: { outDir, emptyOutDir: true } });
       const site = await preview({ configFile, logLevel: 'warn', build: { outDir }, preview: { host: '127.0.0.1', port: 0 } });
       const mcp = await startCorsServer();
-      const example = await browser!.newPage();
+      const example = await chrome!.browser.newPage();
       try {
-        example.on('pageerror', (error) => pageErrors.push(error.message));
+        example.on('pageerror', (error) => chrome!.pageErrors.push(error.message));
         const address = site.resolvedUrls?.local[0];
         if (address === undefined) throw new Error('vite preview reported no address');
         await example.goto(`${address}?server=${encodeURIComponent(mcp.url.href)}&view=${encodeURIComponent(view!.url.href)}`);
@@ -306,7 +264,7 @@ describe('the chart view in headless Chromium', () => {
         expect(ids.length).toBeGreaterThan(0);
         const content = await page.content();
         for (const id of ids) expect(content).not.toContain(id);
-        expect(pageErrors).toEqual([]);
+        expect(chrome!.pageErrors).toEqual([]);
       } finally {
         await example.close();
         await mcp.close();

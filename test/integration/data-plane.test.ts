@@ -14,14 +14,11 @@ import {
   type JSONRPCResponse,
   type StreamableHTTPClientTransportOptions,
 } from '../../src/index.js';
-import { PROTOCOL_VERSION, json, result, sse, startScriptedServer, type RecordedRequest, type Reply } from '../support/scripted-server.js';
+import { PROTOCOL_VERSION, json, result, sse, type RecordedRequest, type Reply } from '../support/scripted-server.js';
 import { rejection, signal, until } from '../support/harness.js';
+import { cleanups, runCleanups, scripted } from '../support/cleanups.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+afterEach(runCleanups);
 
 function header(request: RecordedRequest, name: string): string | undefined {
   const value = request.headers[name];
@@ -32,8 +29,7 @@ const isResponse = (message: JSONRPCMessage): message is JSONRPCResponse => 'res
 
 /** A transport on a scripted server; what it delivers, and the events its chart receives, are recorded. */
 async function connected(options: StreamableHTTPClientTransportOptions = {}, serverOptions: { sessionId?: string | null } = {}) {
-  const server = await startScriptedServer(serverOptions);
-  cleanups.push(() => server.close());
+  const server = await scripted(serverOptions);
   const chartEvents: string[] = [];
   const inspect = (event: InspectionEvent) => {
     if (event.type === '@xstate.event' && event.actorRef.sessionId === event.rootId && event.sourceRef !== event.actorRef) {

@@ -17,28 +17,24 @@ import {
   StreamableHTTPError,
   type StreamableHTTPClientTransportOptions,
 } from '../../src/index.js';
-import {
-  json,
-  result,
-  sse,
-  startScriptedServer,
-  type RecordedRequest,
-  type ScriptedServer,
-  type ScriptedServerOptions,
-} from '../support/scripted-server.js';
+import { json, result, sse, type RecordedRequest, type Reply, type ScriptedServer } from '../support/scripted-server.js';
 import { buildServer, startServer } from '../support/mcp-server.js';
 import { newClient, rejection, textOf, until } from '../support/harness.js';
 import { sleep, within } from '../support/proxy-rig.js';
+import { cleanups, runCleanups, scripted } from '../support/cleanups.js';
 
-const cleanups: (() => Promise<void>)[] = [];
+afterEach(runCleanups);
 
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function scripted(options: ScriptedServerOptions = {}): Promise<ScriptedServer> {
-  const server = await startScriptedServer(options);
-  cleanups.push(() => server.close());
+/** G2: a scripted server whose standalone GET opens once with one event, is then answered `refusal`, then 405. */
+async function refusedAfterOpen(refusal: Reply): Promise<ScriptedServer> {
+  const server = await scripted();
+  let gets = 0;
+  server.on({ http: 'GET' }, () => {
+    gets++;
+    if (gets === 1) return sse([{ id: 's1', data: note('first') }]);
+    if (gets === 2) return refusal;
+    return { status: 405 };
+  });
   return server;
 }
 
@@ -172,14 +168,7 @@ describe('G2: a 404 to the optional GET', { timeout: 10_000 }, () => {
   });
 
   it('G2, F3: a 404 to a GET after the stream was open in this session means the session is gone: it is re-established', async () => {
-    const server = await scripted();
-    let gets = 0;
-    server.on({ http: 'GET' }, () => {
-      gets++;
-      if (gets === 1) return sse([{ id: 's1', data: note('first') }]);
-      if (gets === 2) return { status: 404, body: 'Session not found' };
-      return { status: 405 };
-    });
+    const server = await refusedAfterOpen({ status: 404, body: 'Session not found' });
     server.on({ rpc: 'tools/call' }, (r) => toolResult(r.id, 'on the new session'));
     const { client } = await connect(server.url, { reconnectionOptions: { initialReconnectionDelay: 100, jitter: false } });
     await until(() => server.filter({ rpc: 'initialize' }).length === 2, 'a second initialize', 400);
@@ -232,14 +221,7 @@ describe('P11: servers that answer 400 for an unknown session', { timeout: 10_00
   });
 
   it('P11, G2: a GET answered 400 "No valid session ID provided" after the stream was open re-establishes the session', async () => {
-    const server = await scripted();
-    let gets = 0;
-    server.on({ http: 'GET' }, () => {
-      gets++;
-      if (gets === 1) return sse([{ id: 's1', data: note('first') }]);
-      if (gets === 2) return json(noValidSession, { status: 400 });
-      return { status: 405 };
-    });
+    const server = await refusedAfterOpen(json(noValidSession, { status: 400 }));
     await connect(server.url, { reconnectionOptions: { initialReconnectionDelay: 100, jitter: false } });
     await until(() => server.filter({ rpc: 'initialize' }).length === 2, 'a second initialize', 400);
   });

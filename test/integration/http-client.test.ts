@@ -9,29 +9,23 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '../../src/index.js';
 import { rejection, Started, textOf } from '../support/harness.js';
 import { startForwardProxy, type ForwardProxy } from '../support/forward-proxy.js';
-import { result, sseText, startScriptedServer, type Chunk, type ScriptedServer } from '../support/scripted-server.js';
+import { result, sseText, type Chunk } from '../support/scripted-server.js';
+import { cleanups, runCleanups, scripted } from '../support/cleanups.js';
 
 /** Set by the vitest project (vitest.config.ts). */
 const client = process.env.HTTP_CLIENT === 'node' ? 'node' : 'fetch';
 
 const started = new Started();
-const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {
   vi.restoreAllMocks();
   await started.closeAll();
-  for (const close of closers.splice(0).reverse()) await close();
+  await runCleanups();
 });
 
 async function proxy(): Promise<ForwardProxy> {
   const forward = await startForwardProxy();
-  closers.push(() => forward.close());
+  cleanups.push(() => forward.close());
   return forward;
-}
-
-async function scripted(): Promise<ScriptedServer> {
-  const server = await startScriptedServer();
-  closers.push(() => server.close());
-  return server;
 }
 
 /** A Client over a transport for `url`, closed after the test. */
@@ -59,7 +53,7 @@ describe('H11: the HTTP client', () => {
     const forward = await proxy();
     const previous = getGlobalDispatcher();
     setGlobalDispatcher(new ProxyAgent(forward.url.href));
-    closers.push(() => {
+    cleanups.push(() => {
       setGlobalDispatcher(previous);
       return Promise.resolve();
     });
@@ -76,7 +70,7 @@ describe('H11: the HTTP client', () => {
     const server = await started.serve();
     const forward = await proxy();
     const dispatcher = new ProxyAgent(forward.url.href);
-    closers.push(() => dispatcher.close());
+    cleanups.push(() => dispatcher.close());
     const requestInit = { headers: { 'x-through': 'dispatcher' }, dispatcher } as RequestInit;
     const { client: sdk } = await connect(server.url, { requestInit });
     expect(textOf(await sdk.callTool({ name: 'echo', arguments: { text: 'dispatched' } }))).toBe('dispatched');

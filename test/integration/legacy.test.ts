@@ -8,6 +8,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { ProtocolError, StreamableHTTPClientTransport } from '../../src/index.js';
 import { listenLocal, readText, shutDown } from '../support/http.js';
+import { cleanups, runCleanups } from '../support/cleanups.js';
 
 /** The SDK's real 2024-11-05 server: GET opens the stream, POSTs go to the endpoint it announces. */
 interface LegacyServer {
@@ -82,10 +83,7 @@ async function startLegacyServer(options: { endpointOrigin?: string; postStatus?
   };
 }
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+afterEach(runCleanups);
 
 describe('legacy HTTP+SSE fallback', () => {
   for (const status of [400, 404, 405]) {

@@ -25,12 +25,12 @@ import {
   rpcError,
   sse,
   sseText,
-  startScriptedServer,
   type RecordedRequest,
   type ScriptedServer,
   type ScriptedServerOptions,
 } from '../support/scripted-server.js';
 import { within } from '../support/harness.js';
+import { cleanups, runCleanups, scripted } from '../support/cleanups.js';
 
 type Settled = { ok: true } | { ok: false; error: unknown };
 
@@ -41,18 +41,7 @@ interface Outcome {
   response: JSONRPCResponse | undefined;
 }
 
-const cleanups: (() => Promise<void>)[] = [];
-
-afterEach(async () => {
-  // Transports first (their DELETE still reaches the server), then the servers.
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function scripted(options: ScriptedServerOptions = {}): Promise<ScriptedServer> {
-  const server = await startScriptedServer(options);
-  cleanups.push(() => server.close());
-  return server;
-}
+afterEach(runCleanups);
 
 function settle(promise: Promise<unknown>): Promise<Settled> {
   return promise.then(

@@ -41,6 +41,15 @@ function countingClient(): { client: Client; count: () => number; next: (n: numb
   };
 }
 
+/** A counting Client connected through `proxy`, once its standalone GET stream (`first`) is open. */
+async function listening(proxy: FaultProxy) {
+  const counting = countingClient();
+  const { transport, client } = await connectThrough(proxy, {}, {}, counting.client);
+  const first = await proxy.waitFor(isStandaloneGet);
+  await until(() => first.status === 200, 'the GET stream open');
+  return { counting, transport, client, first };
+}
+
 /** Sends notifications/tools/list_changed from the server session: it can only travel on the GET stream. */
 function notify(proxy: FaultProxy, transport: StreamableHTTPClientTransport): void {
   proxy.backend.sessions.get(transport.sessionId!)!.server.sendToolListChanged();
@@ -60,10 +69,7 @@ describe('G4: the standalone stream reconnects', { timeout: 10_000 }, () => {
     async (cutMode) => {
       const proxy = await startProxy();
       proxy.rule({ method: 'GET', resume: false, cutAfter: 1, cutMode });
-      const counting = countingClient();
-      const { transport, client } = await connectThrough(proxy, {}, {}, counting.client);
-      const first = await proxy.waitFor(isStandaloneGet);
-      await until(() => first.status === 200, 'the GET stream open');
+      const { counting, transport, client, first } = await listening(proxy);
 
       notify(proxy, transport);
       await counting.next(1);
@@ -103,10 +109,7 @@ describe('G4: the standalone stream reconnects', { timeout: 10_000 }, () => {
   it('G4, S3: with retry: 300 on its events, it reconnects 300 ms after the cut, with Last-Event-ID', async () => {
     const proxy = await startProxy();
     proxy.rule({ method: 'GET', resume: false, cutAfter: 1, retry: 300 });
-    const counting = countingClient();
-    const { transport } = await connectThrough(proxy, {}, {}, counting.client);
-    const first = await proxy.waitFor(isStandaloneGet);
-    await until(() => first.status === 200, 'the GET stream open');
+    const { counting, transport, first } = await listening(proxy);
     notify(proxy, transport);
     await counting.next(1);
     const resume = await proxy.waitFor(isResume);
@@ -123,10 +126,7 @@ describe('G4: the standalone stream reconnects', { timeout: 10_000 }, () => {
     proxy.rule({ method: 'GET', resume: false, cutAfter: 1 });
     // The reconnect is held until the test lets it go.
     proxy.rule({ method: 'GET', resume: true, stallHeaders: 'release' });
-    const counting = countingClient();
-    const { transport } = await connectThrough(proxy, {}, {}, counting.client);
-    const first = await proxy.waitFor(isStandaloneGet);
-    await until(() => first.status === 200, 'the GET stream open');
+    const { counting, transport } = await listening(proxy);
     notify(proxy, transport);
     await counting.next(1);
     await proxy.waitFor(isResume);

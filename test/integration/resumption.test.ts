@@ -8,8 +8,8 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CallToolResultSchema, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { JSONRPCMessage } from '../../src/index.js';
-import type { ProxiedRequest } from '../support/fault-proxy.js';
+import type { JSONRPCMessage, ReconnectionOptions } from '../../src/index.js';
+import type { FaultProxy, FaultProxyOptions, ProxiedRequest } from '../support/fault-proxy.js';
 import { childrenOf, textOf, until } from '../support/harness.js';
 import {
   closeRigs,
@@ -37,6 +37,37 @@ const late = 200;
 const early = 3;
 
 const posts = (requests: readonly ProxiedRequest[], tool: string) => requests.filter((r) => r.tool === tool);
+
+/** Backoff for the R4 timing tests: 100 ms doubling up to 5 s, five retries, no jitter; `overrides` change one thing. */
+const backoff = (overrides: Partial<ReconnectionOptions> = {}): ReconnectionOptions => ({
+  initialReconnectionDelay: 100,
+  reconnectionDelayGrowFactor: 2,
+  maxReconnectionDelay: 5_000,
+  maxRetries: 5,
+  jitter: false,
+  ...overrides,
+});
+
+/**
+ * R4: a progress call whose stream the proxy cuts after two events and whose first `refused`
+ * resumes it answers 503. Gives the call's text, its resumes, and the gaps (ms) between the cut
+ * and each resume, in order.
+ */
+async function cutAndRefused(
+  refused: number,
+  reconnectionOptions: ReconnectionOptions,
+  options: { server?: FaultProxyOptions; stripRetry?: boolean } = {},
+) {
+  const { proxy, client } = await rig({ ...(options.server ? { server: options.server } : {}), transport: { reconnectionOptions } });
+  proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2, stripRetry: options.stripRetry ?? false });
+  proxy.rule({ method: 'GET', resume: true, times: refused, respond: { status: 503, body: 'busy' } });
+
+  const text = textOf(await client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: () => undefined }));
+
+  const post = posts(proxy.requests, 'progress')[0]!;
+  const resumes = proxy.requests.filter(isResume);
+  return { text, resumes, observed: gaps([post.cutAt!, ...resumes.map((r) => r.at)]) };
+}
 
 /** Arrival times of the resume GETs of the stream that `post` began, in order. */
 function resumesOf(requests: readonly ProxiedRequest[], post: ProxiedRequest, carrierOf: (id: string) => ProxiedRequest | undefined) {
@@ -148,30 +179,11 @@ describe('R1, R2, R3: a POST stream that breaks', { timeout: 10_000 }, () => {
 describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
   it('R4: without retry, the delays grow initial × factor^(n−1): 100, 200, 400, 800, 1600 ms (jitter off)', async () => {
     // The server does send retry: 5000; the proxy strips it, so backoff alone decides.
-    const { proxy, client } = await rig({
-      server: { retryInterval: 5_000 },
-      transport: {
-        reconnectionOptions: {
-          initialReconnectionDelay: 100,
-          reconnectionDelayGrowFactor: 2,
-          maxReconnectionDelay: 5_000,
-          maxRetries: 5,
-          jitter: false,
-        },
-      },
-    });
-    proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2, stripRetry: true });
-    proxy.rule({ method: 'GET', resume: true, times: 4, respond: { status: 503, body: 'busy' } });
+    const { text, resumes, observed } = await cutAndRefused(4, backoff(), { server: { retryInterval: 5_000 }, stripRetry: true });
 
-    expect(textOf(await client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: () => undefined }))).toBe(
-      'done 3',
-    );
-
-    const post = posts(proxy.requests, 'progress')[0]!;
-    const resumes = proxy.requests.filter(isResume);
+    expect(text).toBe('done 3');
     expect(resumes.map((r) => r.status)).toEqual([503, 503, 503, 503, 200]);
     for (const resume of resumes) expect(resume.lastEventId).toBe(resumes[0]!.lastEventId);
-    const observed = gaps([post.cutAt!, ...resumes.map((r) => r.at)]);
     console.log(`R4 backoff gaps (ms), expected 100/200/400/800/1600: ${observed.map((g) => g.toFixed(0)).join(', ')}`);
     [100, 200, 400, 800, 1600].forEach((delay, i) => {
       expect(observed[i], `reconnect ${String(i + 1)}`).toBeGreaterThanOrEqual(delay - early);
@@ -180,24 +192,8 @@ describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
   });
 
   it('R4: the delay is capped at maxReconnectionDelay: 100, then 150, 150 (factor 10, cap 150)', async () => {
-    const { proxy, client } = await rig({
-      transport: {
-        reconnectionOptions: {
-          initialReconnectionDelay: 100,
-          reconnectionDelayGrowFactor: 10,
-          maxReconnectionDelay: 150,
-          maxRetries: 5,
-          jitter: false,
-        },
-      },
-    });
-    proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });
-    proxy.rule({ method: 'GET', resume: true, times: 2, respond: { status: 503 } });
+    const { observed } = await cutAndRefused(2, backoff({ reconnectionDelayGrowFactor: 10, maxReconnectionDelay: 150 }));
 
-    await client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: () => undefined });
-
-    const post = posts(proxy.requests, 'progress')[0]!;
-    const observed = gaps([post.cutAt!, ...proxy.requests.filter(isResume).map((r) => r.at)]);
     console.log(`R4 capped gaps (ms), expected 100/150/150: ${observed.map((g) => g.toFixed(0)).join(', ')}`);
     [100, 150, 150].forEach((delay, i) => {
       expect(observed[i]).toBeGreaterThanOrEqual(delay - early);
@@ -206,24 +202,8 @@ describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
   });
 
   it('R4: with jitter, each delay lies within [d, 2d) of its backoff step d', async () => {
-    const { proxy, client } = await rig({
-      transport: {
-        reconnectionOptions: {
-          initialReconnectionDelay: 100,
-          reconnectionDelayGrowFactor: 2,
-          maxReconnectionDelay: 5_000,
-          maxRetries: 5,
-          jitter: true,
-        },
-      },
-    });
-    proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });
-    proxy.rule({ method: 'GET', resume: true, times: 3, respond: { status: 503 } });
+    const { observed } = await cutAndRefused(3, backoff({ jitter: true }));
 
-    await client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: () => undefined });
-
-    const post = posts(proxy.requests, 'progress')[0]!;
-    const observed = gaps([post.cutAt!, ...proxy.requests.filter(isResume).map((r) => r.at)]);
     console.log(`R4 jittered gaps (ms), steps 100/200/400/800: ${observed.map((g) => g.toFixed(0)).join(', ')}`);
     expect(observed).toHaveLength(4);
     [100, 200, 400, 800].forEach((delay, i) => {
@@ -235,24 +215,8 @@ describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
   it('R4: the jitter is full jitter: with the random source at 0.9 every delay is 1.9 × d', async () => {
     // The transport reads Math.random when it is built: a fixed value makes the jitter visible.
     vi.spyOn(Math, 'random').mockReturnValue(0.9);
-    const { proxy, client } = await rig({
-      transport: {
-        reconnectionOptions: {
-          initialReconnectionDelay: 100,
-          reconnectionDelayGrowFactor: 2,
-          maxReconnectionDelay: 5_000,
-          maxRetries: 5,
-          jitter: true,
-        },
-      },
-    });
-    proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });
-    proxy.rule({ method: 'GET', resume: true, times: 2, respond: { status: 503 } });
+    const { observed } = await cutAndRefused(2, backoff({ jitter: true }));
 
-    await client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: () => undefined });
-
-    const post = posts(proxy.requests, 'progress')[0]!;
-    const observed = gaps([post.cutAt!, ...proxy.requests.filter(isResume).map((r) => r.at)]);
     console.log(`R4 jitter 0.9 gaps (ms), expected 190/380/760: ${observed.map((g) => g.toFixed(0)).join(', ')}`);
     [190, 380, 760].forEach((delay, i) => {
       expect(observed[i]).toBeGreaterThanOrEqual(delay - early);
@@ -655,6 +619,26 @@ describe('R9: silent and broken bodies', { timeout: 10_000 }, () => {
   });
 });
 
+/**
+ * R10: a progress call of `steps` steps (150 ms apart) on a first Client that closes once it has
+ * been told two resumption tokens, leaving its session on the server: the session ID and the tokens.
+ */
+async function interruptedCall(proxy: FaultProxy, steps: number): Promise<{ sessionId: string; tokens: string[] }> {
+  const first = await connectThrough(proxy, { terminateOnClose: false });
+  const tokens: string[] = [];
+  const interrupted = rejection(
+    first.client.callTool({ name: 'progress', arguments: { steps, delayMs: 150 } }, undefined, {
+      onprogress: () => undefined,
+      onresumptiontoken: (token) => tokens.push(token),
+    }),
+  );
+  await until(() => tokens.length >= 2, 'two resumption tokens');
+  const sessionId = first.transport.sessionId!;
+  await first.client.close();
+  await interrupted;
+  return { sessionId, tokens };
+}
+
 describe('R10: resumption tokens', { timeout: 10_000 }, () => {
   it('R10: onresumptiontoken is told each event id as it arrives, across a cut and the resumed stream, once each', async () => {
     const { proxy, client } = await rig();
@@ -673,18 +657,7 @@ describe('R10: resumption tokens', { timeout: 10_000 }, () => {
 
   it('R10: a request resumed with send(msg, { resumptionToken }) by a new Client on the same session gets its response over a GET, without a POST', async () => {
     const proxy = await startProxy();
-    const first = await connectThrough(proxy, { terminateOnClose: false });
-    const tokens: string[] = [];
-    const interrupted = rejection(
-      first.client.callTool({ name: 'progress', arguments: { steps: 4, delayMs: 150 } }, undefined, {
-        onprogress: () => undefined,
-        onresumptiontoken: (token) => tokens.push(token),
-      }),
-    );
-    await until(() => tokens.length >= 2, 'two resumption tokens');
-    const sessionId = first.transport.sessionId!;
-    await first.client.close();
-    await interrupted;
+    const { sessionId, tokens } = await interruptedCall(proxy, 4);
     const lastToken = tokens.at(-1)!;
 
     const second = await connectThrough(proxy, { sessionId, standaloneStream: false });
@@ -708,18 +681,7 @@ describe('R10: resumption tokens', { timeout: 10_000 }, () => {
 
   it('R10: transport.resumeStream(lastEventId, { onresumptiontoken }) re-opens the stream by GET and delivers what it carries', async () => {
     const proxy = await startProxy();
-    const first = await connectThrough(proxy, { terminateOnClose: false });
-    const tokens: string[] = [];
-    const interrupted = rejection(
-      first.client.callTool({ name: 'progress', arguments: { steps: 3, delayMs: 150 } }, undefined, {
-        onprogress: () => undefined,
-        onresumptiontoken: (token) => tokens.push(token),
-      }),
-    );
-    await until(() => tokens.length >= 2, 'two resumption tokens');
-    const sessionId = first.transport.sessionId!;
-    await first.client.close();
-    await interrupted;
+    const { sessionId, tokens } = await interruptedCall(proxy, 3);
 
     const transport = transportThrough(proxy, { sessionId, standaloneStream: false });
     const delivered: JSONRPCMessage[] = [];

@@ -26,18 +26,8 @@ import {
   type JSONRPCMessage,
   type StreamableHTTPClientTransportOptions,
 } from '../../src/index.js';
-import { startServer, type ServerOptions, type TestServer } from '../support/mcp-server.js';
-import {
-  json,
-  result,
-  sse,
-  sseText,
-  startScriptedServer,
-  type RecordedRequest,
-  type Reply,
-  type ScriptedServer,
-  type ScriptedServerOptions,
-} from '../support/scripted-server.js';
+import { cleanups, runCleanups, scripted, serve } from '../support/cleanups.js';
+import { json, result, sse, sseText, type RecordedRequest, type Reply } from '../support/scripted-server.js';
 import {
   causeChain,
   childrenOf,
@@ -52,25 +42,11 @@ import {
   within,
 } from '../support/harness.js';
 
-const cleanups: (() => Promise<void>)[] = [];
-
 afterEach(async () => {
   // Clients and transports first (their DELETE still reaches the server), then the servers.
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  await runCleanups();
   vi.restoreAllMocks();
 });
-
-async function serve(options: ServerOptions = {}): Promise<TestServer> {
-  const server = await startServer(options);
-  cleanups.push(() => server.close());
-  return server;
-}
-
-async function scripted(options: ScriptedServerOptions = {}): Promise<ScriptedServer> {
-  const server = await startScriptedServer(options);
-  cleanups.push(() => server.close());
-  return server;
-}
 
 /** A transport (closed after the test) with everything it reports through onerror collected. */
 function transportFor(url: URL, options: StreamableHTTPClientTransportOptions = {}) {

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { LATEST_PROTOCOL_VERSION, ListRootsRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { LoggedRequest, ServerOptions } from '../support/mcp-server.js';
+import type { Fault, LoggedRequest, ServerOptions } from '../support/mcp-server.js';
 import {
   childrenOf,
   header,
@@ -110,9 +110,10 @@ describe.each(statefulModes)('$mode', { timeout: 5_000 }, ({ sse }) => {
     expect(recorder.calls.filter((call) => call.method === 'GET')).toEqual([]);
   });
 
-  it('G2: a GET refused with 405: no retry, no error, the session is fine', async () => {
+  /** G2: the GET refused as `fault` says: the stream ends, is not retried, and the session is fine. Gives what onerror was told. */
+  async function refusedGet(fault: Omit<Fault, 'method'>): Promise<Error[]> {
     const server = await serve({ sse });
-    server.fault({ method: 'GET', status: 405 });
+    server.fault({ method: 'GET', ...fault });
     const { client, transport, errors } = await connectClient(server);
     await server.waitFor(isGet);
     await until(() => !childrenOf(transport).includes('standalone'), 'the standalone stream ended');
@@ -120,19 +121,15 @@ describe.each(statefulModes)('$mode', { timeout: 5_000 }, ({ sse }) => {
     expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'still fine' } }))).toBe('still fine');
     expect(transport.actor.getSnapshot().hasTag('connected')).toBe(true);
     expect(server.requests.filter(isGet)).toHaveLength(1);
-    expect(errors).toEqual([]);
+    return errors;
+  }
+
+  it('G2: a GET refused with 405: no retry, no error, the session is fine', async () => {
+    expect(await refusedGet({ status: 405 })).toEqual([]);
   });
 
   it('G2: a GET refused with 403: one warning through onerror, no retry, the session is fine', async () => {
-    const server = await serve({ sse });
-    server.fault({ method: 'GET', status: 403, body: 'no stream for you' });
-    const { client, transport, errors } = await connectClient(server);
-    await server.waitFor(isGet);
-    await until(() => !childrenOf(transport).includes('standalone'), 'the standalone stream ended');
-
-    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'still fine' } }))).toBe('still fine');
-    expect(transport.actor.getSnapshot().hasTag('connected')).toBe(true);
-    expect(server.requests.filter(isGet)).toHaveLength(1);
+    const errors = await refusedGet({ status: 403, body: 'no stream for you' });
     expect(errors).toHaveLength(1);
     expect(errors[0]?.message).toContain('403');
   });

@@ -252,6 +252,19 @@ function tagOf(event: ModelEvent): ReqTag | undefined {
 // ------------------------------------------------------------------------------------------------
 // The model
 
+/** idle, closed and failed alike: start begins a session (the preset one opens at once); sends and terminate are refused. */
+function stopped() {
+  return {
+    start: [
+      { guard: 'presetSession', target: 'open', actions: 'startFresh' },
+      { target: 'connecting', actions: 'startFresh' },
+    ],
+    'send.request': { actions: 'refuse' },
+    'send.notification': { actions: 'refuse' },
+    terminate: { actions: 'refuse' },
+  } as const;
+}
+
 export const connectionModel = setup({
   types: {
     context: {} as ModelContext,
@@ -370,17 +383,7 @@ export const connectionModel = setup({
     terminate: { actions: 'refuse' },
   },
   states: {
-    idle: {
-      on: {
-        start: [
-          { guard: 'presetSession', target: 'open', actions: 'startFresh' },
-          { target: 'connecting', actions: 'startFresh' },
-        ],
-        'send.request': { actions: 'refuse' },
-        'send.notification': { actions: 'refuse' },
-        terminate: { actions: 'refuse' },
-      },
-    },
+    idle: { on: stopped() },
     connecting: {
       on: {
         'send.initialize': {
@@ -821,28 +824,14 @@ export const connectionModel = setup({
     },
     closed: {
       on: {
-        start: [
-          { guard: 'presetSession', target: 'open', actions: 'startFresh' },
-          { target: 'connecting', actions: 'startFresh' },
-        ],
-        'send.request': { actions: 'refuse' },
-        'send.notification': { actions: 'refuse' },
-        terminate: { actions: 'refuse' },
+        ...stopped(),
         // Never offered: the facade answers close() on a closed transport without the chart.
         close: {},
       },
     },
     failed: {
       entry: assign(() => ({ out: [], queue: [] })),
-      on: {
-        start: [
-          { guard: 'presetSession', target: 'open', actions: 'startFresh' },
-          { target: 'connecting', actions: 'startFresh' },
-        ],
-        'send.request': { actions: 'refuse' },
-        'send.notification': { actions: 'refuse' },
-        terminate: { actions: 'refuse' },
-      },
+      on: stopped(),
     },
   },
 });

@@ -8,6 +8,7 @@ import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport, type JSONRPCMessage, type StreamableHTTPClientTransportOptions } from '../../src/index.js';
 import { startFaultProxy, type FaultProxy, type FaultProxyOptions, type ProxiedRequest } from './fault-proxy.js';
 import { newClient } from './harness.js';
+import { cleanups, runCleanups } from './cleanups.js';
 
 export interface Rig {
   proxy: FaultProxy;
@@ -18,8 +19,6 @@ export interface Rig {
   /** Every error the Client was told about (the transport's onerror included). */
   errors: Error[];
 }
-
-const cleanups: (() => Promise<void>)[] = [];
 
 /** Small, deterministic backoff for tests: 100 ms (the floor, R4), doubling, no jitter. */
 export const fastReconnect = {
@@ -71,10 +70,8 @@ export async function rig(
   return connectThrough(proxy, options.transport, options.capabilities);
 }
 
-/** Clients, transports, then proxies and servers, newest first. */
-export async function closeRigs(): Promise<void> {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-}
+/** Clients, transports, then proxies and servers, newest first (for afterEach). */
+export const closeRigs = runCleanups;
 
 export const isResume = (request: ProxiedRequest): boolean => request.method === 'GET' && request.lastEventId !== undefined;
 export const isStandaloneOpen = (request: ProxiedRequest): boolean => request.method === 'GET' && request.lastEventId === undefined;

@@ -3,51 +3,20 @@
  * the host's network signal shows as the `offline` tag, pausing the streams' waits.
  */
 import { describe, expect, it } from 'vitest';
-import { createActor, SimulatedClock } from 'xstate';
-import {
-  chartOptions,
-  fakeIo,
-  flush,
-  initializeRequest,
-  initializeResult,
-  initialized,
-  machineWith,
-  recordingSink,
-  ticket,
-  type FakeIo,
-} from './fakes.js';
-import type { ChartOptions } from '../../machines/types.js';
+import { flush, handshake, initializeRequest, startConnection, ticket, type ConnectionActor, type FakeIo } from './fakes.js';
 import { StreamableHTTPError } from '../../machines/errors.js';
 
-function setUp(overrides: Partial<ChartOptions> = {}) {
-  const io = fakeIo();
-  const clock = new SimulatedClock();
-  const actor = createActor(machineWith(io), {
-    input: { options: chartOptions({ now: () => clock.now(), ...overrides }), sink: recordingSink() },
-    clock,
-  });
-  actor.start();
-  return { io, clock, actor };
-}
-
-async function connect(io: FakeIo, actor: ReturnType<typeof setUp>['actor']) {
-  actor.send({ type: 'start' });
-  actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
-  await flush();
-  io.posts[0]!.resolve({ kind: 'json', sessionId: 'abc', response: initializeResult });
-  await flush();
-  actor.send({ type: 'send', message: initialized, ticket: ticket() });
-  await flush();
-  io.posts[1]!.resolve({ kind: 'accepted', sessionId: undefined });
-  await flush();
+/** Drives the chart from idle to open: initialize answered with session 'abc', initialized accepted. */
+async function connect(io: FakeIo, actor: ConnectionActor) {
+  await handshake(io, actor, { sessionId: 'abc', protocolVersion: undefined });
 }
 
 type Child = { getSnapshot(): { value: unknown; context: { attempt: number } } } | undefined;
-const standalone = (actor: ReturnType<typeof setUp>['actor']) => actor.getSnapshot().children.standalone as Child;
+const standalone = (actor: ConnectionActor) => actor.getSnapshot().children.standalone as Child;
 
 describe('W2: the network signal in the connection chart', () => {
   it('W2: offline is a state with the tag offline beside connected; online goes back', async () => {
-    const { io, actor } = setUp();
+    const { io, actor } = startConnection();
     await connect(io, actor);
     expect(actor.getSnapshot().matches({ open: { network: 'online' } })).toBe(true);
     io.setOnline(false);
@@ -60,7 +29,7 @@ describe('W2: the network signal in the connection chart', () => {
   });
 
   it('W2: the standalone stream told offline waits paused (no timer, no attempt spent); online reopens it at once', async () => {
-    const { io, clock, actor } = setUp();
+    const { io, clock, actor } = startConnection();
     await connect(io, actor);
     io.setOnline(false);
     io.gets[0]!.reject(new TypeError('network error'));
@@ -76,7 +45,7 @@ describe('W2: the network signal in the connection chart', () => {
   });
 
   it('W2: a session opened while the host is offline shows offline at once', async () => {
-    const { io, actor } = setUp({ sessionId: 'abc' });
+    const { io, actor } = startConnection({ sessionId: 'abc' });
     io.setOnline(false);
     actor.send({ type: 'start' });
     await flush();
@@ -84,7 +53,7 @@ describe('W2: the network signal in the connection chart', () => {
   });
 
   it('W2: a POST stream waiting to resume is told too', async () => {
-    const { io, clock, actor } = setUp();
+    const { io, clock, actor } = startConnection();
     await connect(io, actor);
     actor.send({ type: 'send', message: { jsonrpc: '2.0', id: 5, method: 'tools/list' }, ticket: ticket() });
     await flush();
@@ -114,7 +83,7 @@ describe('W1: a restored session in the connection chart', () => {
   };
 
   it('W1: start opens the saved session with its version; the standalone GET resumes from the saved event id', async () => {
-    const { io, actor } = setUp({ sessionId: 'saved-session', restored });
+    const { io, actor } = startConnection({ sessionId: 'saved-session', restored });
     actor.send({ type: 'start' });
     await flush();
     expect(actor.getSnapshot().hasTag('connected')).toBe(true);
@@ -129,7 +98,7 @@ describe('W1: a restored session in the connection chart', () => {
   });
 
   it('W1, F3: a 404 on the restored session re-initializes with the saved initialize request', async () => {
-    const { io, actor } = setUp({ sessionId: 'saved-session', restored, sessionRecovery: 'reinitialize' });
+    const { io, actor } = startConnection({ sessionId: 'saved-session', restored, sessionRecovery: 'reinitialize' });
     actor.send({ type: 'start' });
     actor.send({ type: 'send', message: { jsonrpc: '2.0', id: 5, method: 'tools/list' }, ticket: ticket() });
     await flush();
@@ -141,7 +110,7 @@ describe('W1: a restored session in the connection chart', () => {
   });
 
   it('W1: the saved event id is spent once: a stream reopened after the session is left starts without it', async () => {
-    const { io, actor } = setUp({ sessionId: 'saved-session', restored, sessionRecovery: 'reinitialize' });
+    const { io, actor } = startConnection({ sessionId: 'saved-session', restored, sessionRecovery: 'reinitialize' });
     actor.send({ type: 'start' });
     await flush();
     io.gets[0]!.reject(new StreamableHTTPError('HTTP 404', { status: 404, sessionMissing: true }));

@@ -1,44 +1,56 @@
 import { describe, expect, it } from 'vitest';
-import { createActor, SimulatedClock } from 'xstate';
+import { createActor } from 'xstate';
 import {
   chartOptions,
   fakeIo,
   flush,
   handshake,
+  initialized,
   initializeRequest,
   initializeResult,
-  initialized,
   machineWith,
   openStream,
   recordingSink,
+  startConnection,
   streamEnd,
   ticket,
+  type ConnectionActor,
   type FakeIo,
 } from './fakes.js';
-import type { ChartOptions } from '../../machines/types.js';
 import { SessionExpiredError, StreamableHTTPError, TransportClosedError, TransportFailedError } from '../../machines/errors.js';
 
-function setUp(overrides: Partial<ChartOptions> = {}) {
-  const io = fakeIo();
-  const sink = recordingSink();
-  const clock = new SimulatedClock();
-  const actor = createActor(machineWith(io), { input: { options: chartOptions(overrides), sink }, clock });
-  const emitted: string[] = [];
-  actor.on('*', (event) => emitted.push(event.type));
-  actor.start();
-  return { io, sink, clock, actor, emitted };
-}
-
 /** Drives the chart from idle to open: initialize answered with session 'abc', initialized accepted. */
-async function connect(io: FakeIo, actor: ReturnType<typeof setUp>['actor']) {
+async function connect(io: FakeIo, actor: ConnectionActor) {
   await handshake(io, actor, { sessionId: 'abc', protocolVersion: '2025-11-25' });
 }
 
 const call = (id: number) => ({ jsonrpc: '2.0' as const, id, method: 'tools/list' });
 
+/** Starts the chart and sends initialize, whose POST fails with `error`: its ticket. */
+async function initializeRejected(io: FakeIo, actor: ConnectionActor, error: Error) {
+  actor.send({ type: 'start' });
+  const initTicket = ticket();
+  actor.send({ type: 'send', message: initializeRequest, ticket: initTicket });
+  await flush();
+  io.posts[0]!.reject(error);
+  await flush();
+  return initTicket;
+}
+
+/** Opens the session and sends call 1, whose POST fails with `error`: the call's ticket. */
+async function callRejected(io: FakeIo, actor: ConnectionActor, error: Error) {
+  await connect(io, actor);
+  const callTicket = ticket();
+  actor.send({ type: 'send', message: call(1), ticket: callTicket });
+  await flush();
+  io.posts[2]!.reject(error);
+  await flush();
+  return callTicket;
+}
+
 describe('connection chart', () => {
   it('U3: tags follow the lifecycle: connecting, connected, closing, closed', async () => {
-    const { io, actor, clock } = setUp();
+    const { io, actor, clock } = startConnection();
     expect(actor.getSnapshot().value).toBe('idle');
     actor.send({ type: 'start' });
     expect(actor.getSnapshot().hasTag('connecting')).toBe(true);
@@ -62,7 +74,7 @@ describe('connection chart', () => {
   });
 
   it('H3, H5: initialize carries no session or version, even when stale ones are cached; the ID comes from its response', async () => {
-    const { io, actor, clock } = setUp();
+    const { io, actor, clock } = startConnection();
     await connect(io, actor);
     expect(io.posts[0]!.input.sessionId).toBeUndefined();
     expect(io.posts[0]!.input.protocolVersion).toBeUndefined();
@@ -82,7 +94,7 @@ describe('connection chart', () => {
   });
 
   it('H4, H5: after the InitializeResult every POST and the standalone GET carry the session and version', async () => {
-    const { io, actor } = setUp();
+    const { io, actor } = startConnection();
     await connect(io, actor);
     expect(io.posts[1]!.input).toMatchObject({ sessionId: 'abc', protocolVersion: '2025-11-25' });
     actor.send({ type: 'send', message: call(1), ticket: ticket() });
@@ -92,7 +104,7 @@ describe('connection chart', () => {
   });
 
   it('H5: a session ID on a response other than the initialize response is never adopted', async () => {
-    const { io, actor } = setUp();
+    const { io, actor } = startConnection();
     actor.send({ type: 'start' });
     actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
     await flush();
@@ -106,7 +118,7 @@ describe('connection chart', () => {
   });
 
   it('G1: the standalone stream opens only after notifications/initialized is accepted', async () => {
-    const { io, actor } = setUp();
+    const { io, actor } = startConnection();
     actor.send({ type: 'start' });
     actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
     await flush();
@@ -121,14 +133,14 @@ describe('connection chart', () => {
   });
 
   it('G1: standaloneStream: false opens no GET', async () => {
-    const { io, actor } = setUp({ standaloneStream: false });
+    const { io, actor } = startConnection({ standaloneStream: false });
     await connect(io, actor);
     expect(io.gets).toHaveLength(0);
     expect(actor.getSnapshot().matches({ open: { standalone: 'off' } })).toBe(true);
   });
 
   it('G2: a standalone stream the server does not offer ends quietly; the session stays open', async () => {
-    const { io, actor, sink } = setUp();
+    const { io, actor, sink } = startConnection();
     await connect(io, actor);
     io.gets[0]!.resolve({ kind: 'unsupported', status: 405, warning: undefined });
     await flush();
@@ -139,7 +151,7 @@ describe('connection chart', () => {
   });
 
   it('P4, P10: a response is delivered by the chart and the POST child stops; a call failed before its send() resolved is told through send() alone', async () => {
-    const { io, actor, sink } = setUp();
+    const { io, actor, sink } = startConnection();
     await connect(io, actor);
     const ok = ticket();
     const bad = ticket();
@@ -188,7 +200,7 @@ describe('connection chart', () => {
   });
 
   it('P10: a call whose send() had resolved and whose stream then ended without its response gets a synthetic answer', async () => {
-    const { io, actor, sink } = setUp({ standaloneStream: false });
+    const { io, actor, sink } = startConnection({ standaloneStream: false });
     await connect(io, actor);
     const streaming = ticket();
     actor.send({ type: 'send', message: call(1), ticket: streaming });
@@ -203,7 +215,7 @@ describe('connection chart', () => {
   });
 
   it('F5: an error scoped to one call leaves the session and other calls alone', async () => {
-    const { io, actor } = setUp();
+    const { io, actor } = startConnection();
     await connect(io, actor);
     actor.send({ type: 'send', message: call(1), ticket: ticket() });
     actor.send({ type: 'send', message: call(2), ticket: ticket() });
@@ -221,7 +233,7 @@ describe('connection chart', () => {
   });
 
   it('H7: a different session ID on a later response is ignored and reported once', async () => {
-    const { io, actor, emitted } = setUp();
+    const { io, actor, emitted } = startConnection();
     await connect(io, actor);
     for (const id of [1, 2]) {
       actor.send({ type: 'send', message: call(id), ticket: ticket() });
@@ -234,7 +246,7 @@ describe('connection chart', () => {
   });
 
   it('P8, F4: a 404 to a request with a session means the session is gone; the failure is sticky and typed', async () => {
-    const { io, actor } = setUp({ sessionRecovery: 'fail' });
+    const { io, actor } = startConnection({ sessionRecovery: 'fail' });
     await connect(io, actor);
     actor.send({ type: 'send', message: call(1), ticket: ticket() });
     await flush();
@@ -257,7 +269,7 @@ describe('connection chart', () => {
   });
 
   it('F4: closed, failed and session-expired are told apart by type', async () => {
-    const { io, actor } = setUp();
+    const { io, actor } = startConnection();
     actor.send({ type: 'start' });
     actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
     await flush();
@@ -275,7 +287,7 @@ describe('connection chart', () => {
   });
 
   it('F1: close sends DELETE with session and version, and is bounded by deleteTimeout', async () => {
-    const { io, actor, clock, emitted } = setUp({ deleteTimeout: 5_000 });
+    const { io, actor, clock, emitted } = startConnection({ deleteTimeout: 5_000 });
     await connect(io, actor);
     actor.send({ type: 'close' });
     await flush();
@@ -293,14 +305,14 @@ describe('connection chart', () => {
   });
 
   it('F1: no DELETE without a session, or with terminateOnClose: false', async () => {
-    const off = setUp({ terminateOnClose: false });
+    const off = startConnection({ terminateOnClose: false });
     await connect(off.io, off.actor);
     off.actor.send({ type: 'close' });
     await flush();
     expect(off.io.deletes).toHaveLength(0);
     expect(off.actor.getSnapshot().hasTag('closed')).toBe(true);
 
-    const sessionless = setUp();
+    const sessionless = startConnection();
     sessionless.actor.send({ type: 'start' });
     sessionless.actor.send({ type: 'send', message: initializeRequest, ticket: ticket() });
     await flush();
@@ -312,7 +324,7 @@ describe('connection chart', () => {
   });
 
   it('F1, F2: a DELETE answered 405 still closes; close stops every child and rejects waiting sends', async () => {
-    const { io, actor, clock } = setUp();
+    const { io, actor, clock } = startConnection();
     await connect(io, actor);
     const waiting = ticket();
     actor.send({ type: 'send', message: call(1), ticket: waiting });
@@ -330,7 +342,7 @@ describe('connection chart', () => {
   });
 
   it('F1, G6: a standalone GET still opening at close is let finish, not aborted (its connection is reused), then drained until the server ends it', async () => {
-    const { io, actor } = setUp();
+    const { io, actor } = startConnection();
     await connect(io, actor);
     actor.send({ type: 'close' });
     await flush();
@@ -351,7 +363,7 @@ describe('connection chart', () => {
   });
 
   it('F1, F7: a standalone GET that stays unanswered at close is aborted once drainTimeout after the DELETE has passed', async () => {
-    const { io, actor, clock } = setUp();
+    const { io, actor, clock } = startConnection();
     await connect(io, actor);
     actor.send({ type: 'close' });
     io.deletes[0]!.resolve({ status: 200 });
@@ -364,7 +376,7 @@ describe('connection chart', () => {
   });
 
   it('F2: start after close begins a fresh session', async () => {
-    const { io, actor, clock } = setUp();
+    const { io, actor, clock } = startConnection();
     await connect(io, actor);
     actor.send({ type: 'close' });
     io.deletes[0]!.resolve({ status: 200 });
@@ -377,7 +389,7 @@ describe('connection chart', () => {
   });
 
   it('G6, F1: the standalone stream lives as long as the session: on close it drains during the DELETE, then stops', async () => {
-    const { io, actor } = setUp();
+    const { io, actor } = startConnection();
     await connect(io, actor);
     io.gets[0]!.resolve({ kind: 'sse', stream: openStream() });
     await flush();
@@ -400,7 +412,7 @@ describe('connection chart', () => {
   });
 
   it('G6, F1: without a DELETE to wait for, close stops the standalone reader at once', async () => {
-    const { io, actor } = setUp({ terminateOnClose: false });
+    const { io, actor } = startConnection({ terminateOnClose: false });
     await connect(io, actor);
     io.gets[0]!.resolve({ kind: 'sse', stream: openStream() });
     await flush();
@@ -409,7 +421,7 @@ describe('connection chart', () => {
   });
 
   it('G4: when the standalone stream ends it reconnects with Last-Event-ID after the server retry', async () => {
-    const { io, actor, clock } = setUp();
+    const { io, actor, clock } = startConnection();
     await connect(io, actor);
     io.gets[0]!.resolve({ kind: 'sse', stream: openStream() });
     await flush();
@@ -423,7 +435,7 @@ describe('connection chart', () => {
   });
 
   it('U2: a preset session ID skips initialize and opens directly', async () => {
-    const { io, actor } = setUp({ sessionId: 'given' });
+    const { io, actor } = startConnection({ sessionId: 'given' });
     actor.send({ type: 'start' });
     await flush();
     expect(actor.getSnapshot().hasTag('connected')).toBe(true);
@@ -433,7 +445,7 @@ describe('connection chart', () => {
   });
 
   it('U1: terminateSession DELETEs and forgets the session; 405 is fine', async () => {
-    const { io, actor } = setUp();
+    const { io, actor } = startConnection();
     await connect(io, actor);
     const done = ticket();
     actor.send({ type: 'session.terminate', ticket: done });
@@ -451,13 +463,8 @@ describe('session recovery (F3)', () => {
   const gone = () => new StreamableHTTPError('HTTP 404', { status: 404, sessionMissing: true });
 
   it('F3, P8: a 404 re-initializes with the cached request, confirms it, then re-sends the call once on the new session', async () => {
-    const { io, actor, sink, emitted } = setUp({ sessionRecovery: 'reinitialize' });
-    await connect(io, actor);
-    const callTicket = ticket();
-    actor.send({ type: 'send', message: call(1), ticket: callTicket });
-    await flush();
-    io.posts[2]!.reject(gone());
-    await flush();
+    const { io, actor, sink, emitted } = startConnection({ sessionRecovery: 'reinitialize' });
+    const callTicket = await callRejected(io, actor, gone());
     expect(actor.getSnapshot().hasTag('reconnecting')).toBe(true);
     // Re-initialize: the cached request, without session or version (H3).
     expect(io.posts[3]!.input).toMatchObject({ message: initializeRequest, sessionId: undefined, protocolVersion: undefined });
@@ -488,7 +495,7 @@ describe('session recovery (F3)', () => {
   });
 
   it('F3: session.changed carries fingerprints, never the session IDs (X1)', async () => {
-    const { io, actor } = setUp({ sessionRecovery: 'reinitialize' });
+    const { io, actor } = startConnection({ sessionRecovery: 'reinitialize' });
     const changes: unknown[] = [];
     actor.on('session.changed', (event) => changes.push(event));
     await connect(io, actor);
@@ -507,13 +514,8 @@ describe('session recovery (F3)', () => {
   });
 
   it('F3: a re-sent request that meets 404 again fails the transport with SessionExpiredError (no loop)', async () => {
-    const { io, actor, sink } = setUp({ sessionRecovery: 'reinitialize' });
-    await connect(io, actor);
-    const resent = ticket();
-    actor.send({ type: 'send', message: call(1), ticket: resent });
-    await flush();
-    io.posts[2]!.reject(gone());
-    await flush();
+    const { io, actor, sink } = startConnection({ sessionRecovery: 'reinitialize' });
+    const resent = await callRejected(io, actor, gone());
     io.posts[3]!.resolve({ kind: 'json', sessionId: 'new', response: initializeResult });
     await flush();
     io.posts[4]!.resolve({ kind: 'accepted', sessionId: undefined });
@@ -529,13 +531,8 @@ describe('session recovery (F3)', () => {
   });
 
   it('F3: a failed re-initialize ends in failed with SessionExpiredError, and the waiting call is told', async () => {
-    const { io, actor, sink } = setUp({ sessionRecovery: 'reinitialize' });
-    await connect(io, actor);
-    const waiting = ticket();
-    actor.send({ type: 'send', message: call(1), ticket: waiting });
-    await flush();
-    io.posts[2]!.reject(gone());
-    await flush();
+    const { io, actor, sink } = startConnection({ sessionRecovery: 'reinitialize' });
+    const waiting = await callRejected(io, actor, gone());
     io.posts[3]!.reject(new StreamableHTTPError('HTTP 404', { status: 404 }));
     await flush();
     expect(actor.getSnapshot().hasTag('failed')).toBe(true);
@@ -544,13 +541,8 @@ describe('session recovery (F3)', () => {
   });
 
   it('F3: with sessionRecovery "fail" a 404 ends in failed with SessionExpiredError for that call too', async () => {
-    const { io, actor, sink } = setUp({ sessionRecovery: 'fail' });
-    await connect(io, actor);
-    const waiting = ticket();
-    actor.send({ type: 'send', message: call(1), ticket: waiting });
-    await flush();
-    io.posts[2]!.reject(gone());
-    await flush();
+    const { io, actor, sink } = startConnection({ sessionRecovery: 'fail' });
+    const waiting = await callRejected(io, actor, gone());
     expect(waiting.outcome).toBeInstanceOf(SessionExpiredError);
     expect(sink.delivered.filter((m) => 'id' in m && m.id === 1)).toEqual([]);
   });
@@ -561,13 +553,8 @@ describe('authorization (A1, A2)', () => {
     new StreamableHTTPError('HTTP 401', { status: 401, challenge: { resourceMetadataUrl: 'http://127.0.0.1/prm', ...challenge } });
 
   it('A1: a 401 on initialize authorizes with the challenge, then initialize goes again and the chart carries on', async () => {
-    const { io, actor, sink } = setUp({ authorization: true });
-    actor.send({ type: 'start' });
-    const initTicket = ticket();
-    actor.send({ type: 'send', message: initializeRequest, ticket: initTicket });
-    await flush();
-    io.posts[0]!.reject(unauthorized());
-    await flush();
+    const { io, actor, sink } = startConnection({ authorization: true });
+    const initTicket = await initializeRejected(io, actor, unauthorized());
     expect(actor.getSnapshot().hasTag('authorizing')).toBe(true);
     expect(io.authorizations[0]!.input.challenge).toEqual({ resourceMetadataUrl: 'http://127.0.0.1/prm', scope: 'read' });
     // A send meanwhile waits for authorization.
@@ -588,13 +575,8 @@ describe('authorization (A1, A2)', () => {
   });
 
   it('A1: a second 401 after a successful flow fails the call without another flow', async () => {
-    const { io, actor } = setUp({ authorization: true });
-    await connect(io, actor);
-    const t = ticket();
-    actor.send({ type: 'send', message: call(1), ticket: t });
-    await flush();
-    io.posts[2]!.reject(unauthorized());
-    await flush();
+    const { io, actor } = startConnection({ authorization: true });
+    const t = await callRejected(io, actor, unauthorized());
     io.authorizations[0]!.resolve('AUTHORIZED');
     await flush();
     expect(actor.getSnapshot().hasTag('connected')).toBe(true);
@@ -606,13 +588,8 @@ describe('authorization (A1, A2)', () => {
   });
 
   it("A1: a flow that needs the user (the SDK's UnauthorizedError) fails the waiting calls with that very error, and no synthetic answer", async () => {
-    const { io, actor, sink } = setUp({ authorization: true });
-    actor.send({ type: 'start' });
-    const initTicket = ticket();
-    actor.send({ type: 'send', message: initializeRequest, ticket: initTicket });
-    await flush();
-    io.posts[0]!.reject(unauthorized());
-    await flush();
+    const { io, actor, sink } = startConnection({ authorization: true });
+    const initTicket = await initializeRejected(io, actor, unauthorized());
     class UnauthorizedError extends Error {}
     const redirect = new UnauthorizedError('redirect needed');
     io.authorizations[0]!.reject(redirect);
@@ -626,15 +603,10 @@ describe('authorization (A1, A2)', () => {
   });
 
   it('A2: 403 insufficient_scope steps up with the challenged scope, at most maxStepUpRetries times', async () => {
-    const { io, actor } = setUp({ authorization: true, maxStepUpRetries: 1 });
-    await connect(io, actor);
-    const t = ticket();
-    actor.send({ type: 'send', message: call(1), ticket: t });
-    await flush();
+    const { io, actor } = startConnection({ authorization: true, maxStepUpRetries: 1 });
     const insufficient = () =>
       new StreamableHTTPError('HTTP 403', { status: 403, challenge: { error: 'insufficient_scope', scope: 'tools:write' } });
-    io.posts[2]!.reject(insufficient());
-    await flush();
+    const t = await callRejected(io, actor, insufficient());
     expect(io.authorizations[0]!.input.challenge).toMatchObject({ scope: 'tools:write' });
     io.authorizations[0]!.resolve('AUTHORIZED');
     await flush();
@@ -645,7 +617,7 @@ describe('authorization (A1, A2)', () => {
   });
 
   it('A1: a 401 on the standalone GET authorizes, then the stream opens again', async () => {
-    const { io, actor } = setUp({ authorization: true });
+    const { io, actor } = startConnection({ authorization: true });
     await connect(io, actor);
     io.gets[0]!.reject(unauthorized());
     await flush();
@@ -657,13 +629,8 @@ describe('authorization (A1, A2)', () => {
   });
 
   it('A1: without an authProvider a 401 is an ordinary failed call', async () => {
-    const { io, actor } = setUp({ authorization: false });
-    await connect(io, actor);
-    const t = ticket();
-    actor.send({ type: 'send', message: call(1), ticket: t });
-    await flush();
-    io.posts[2]!.reject(unauthorized());
-    await flush();
+    const { io, actor } = startConnection({ authorization: false });
+    const t = await callRejected(io, actor, unauthorized());
     expect(io.authorizations).toHaveLength(0);
     expect(t.outcome).toBeInstanceOf(StreamableHTTPError);
   });
@@ -671,13 +638,12 @@ describe('authorization (A1, A2)', () => {
 
 describe('authorization mid-session (A2, F5)', () => {
   it('A2, F5: a step-up that needs the user fails only the call that met the 403; the session and other sends go on', async () => {
-    const { io, actor } = setUp({ authorization: true });
-    await connect(io, actor);
-    const admin = ticket();
-    actor.send({ type: 'send', message: call(1), ticket: admin });
-    await flush();
-    io.posts[2]!.reject(new StreamableHTTPError('HTTP 403', { status: 403, challenge: { error: 'insufficient_scope', scope: 'admin' } }));
-    await flush();
+    const { io, actor } = startConnection({ authorization: true });
+    const admin = await callRejected(
+      io,
+      actor,
+      new StreamableHTTPError('HTTP 403', { status: 403, challenge: { error: 'insufficient_scope', scope: 'admin' } }),
+    );
     const other = ticket();
     actor.send({ type: 'send', message: call(2), ticket: other });
     class UnauthorizedError extends Error {}

@@ -1,5 +1,5 @@
 /** Fake I/O for the charts: every request is a pending promise the test settles by hand. */
-import { fromCallback, fromPromise, type Actor } from 'xstate';
+import { createActor, fromCallback, fromPromise, SimulatedClock, type Actor } from 'xstate';
 import { connectionMachine, type DeleteSessionInput } from '../../machines/connection/index.js';
 import {
   postStreamMachine,
@@ -107,6 +107,24 @@ export function machineWith(io: FakeIo) {
     },
   });
 }
+
+/**
+ * The connection chart on fake I/O, started, with a simulated clock (that `options.now` reads too),
+ * a recording sink, and the types of the events it emits, in order.
+ */
+export function startConnection(overrides: Partial<ChartOptions> = {}) {
+  const io = fakeIo();
+  const sink = recordingSink();
+  const clock = new SimulatedClock();
+  const options = chartOptions({ now: () => clock.now(), ...overrides });
+  const actor = createActor(machineWith(io), { input: { options, sink }, clock });
+  const emitted: string[] = [];
+  actor.on('*', (event) => emitted.push(event.type));
+  actor.start();
+  return { io, sink, clock, actor, emitted };
+}
+
+export type ConnectionActor = ReturnType<typeof startConnection>['actor'];
 
 export function chartOptions(overrides: Partial<ChartOptions> = {}): ChartOptions {
   return {

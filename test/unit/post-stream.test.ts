@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createActor, createMachine, SimulatedClock } from 'xstate';
 import { postStreamMachine, type PostStreamInput, type PostStreamReport } from '../../machines/post-stream.js';
 import { StreamEndedError } from '../../machines/errors.js';
-import type { ChartOptions } from '../../machines/types.js';
-import { chartOptions, fakeIo, flush, openStream, streamEnd, ticket } from './fakes.js';
+import type { ChartOptions, StreamEnd } from '../../machines/types.js';
+import { chartOptions, fakeIo, flush, openStream, streamEnd, ticket, type FakeIo } from './fakes.js';
 
 const request = { jsonrpc: '2.0' as const, id: 7, method: 'tools/call', params: { name: 'echo' } };
 const response = { jsonrpc: '2.0' as const, id: 7, result: { content: [] } };
@@ -47,6 +47,28 @@ function stateOf(child: unknown): unknown {
   return (child as { getSnapshot(): { value: unknown } } | undefined)?.getSnapshot().value;
 }
 
+/** The POST is answered with an event stream, which then ends as `end` says. */
+async function streamEnded(io: FakeIo, end: Partial<StreamEnd>) {
+  await flush();
+  io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
+  await flush();
+  io.readers[0]!.send({ type: 'stream.ended', end: streamEnd(end) });
+  await flush();
+}
+
+/** R1, R4: waiting in backoff, the child resumes exactly `ms` later with a GET from `lastEventId`; that GET's stream is opened. */
+async function resumesAt({ io, clock, post }: Pick<ReturnType<typeof setUp>, 'io' | 'clock' | 'post'>, ms: number, lastEventId: string) {
+  expect(stateOf(post())).toEqual({ backoff: 'timed' });
+  clock.increment(ms - 1);
+  await flush();
+  expect(io.resumes).toHaveLength(0);
+  clock.increment(1);
+  await flush();
+  expect(io.resumes[0]!.input).toEqual({ sessionId: 's', protocolVersion: 'v', lastEventId });
+  io.resumes[0]!.resolve({ kind: 'sse', stream: openStream() });
+  await flush();
+}
+
 describe('POST stream chart', () => {
   it('P1: a notification accepted with 202 ends done and resolves send', async () => {
     const { io, reports, sendTicket } = setUp({}, { jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -81,11 +103,7 @@ describe('POST stream chart', () => {
 
   it('R2: a stream that ends before its response with no event id fails at once', async () => {
     const { io, reports, clock } = setUp();
-    await flush();
-    io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
-    await flush();
-    io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ progressed: true }) });
-    await flush();
+    await streamEnded(io, { progressed: true });
     clock.increment(60_000);
     expect(io.resumes).toHaveLength(0);
     expect(reports[0]).toMatchObject({ type: 'post.failed' });
@@ -96,20 +114,8 @@ describe('POST stream chart', () => {
 
   it('R1, S3: a stream cut after an event id resumes with GET and Last-Event-ID after the server retry, never re-POSTing', async () => {
     const { io, clock, post } = setUp();
-    await flush();
-    io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
-    await flush();
-    io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ lastEventId: 'ev-3', progressed: true, retryMs: 500 }) });
-    await flush();
-    expect(stateOf(post())).toEqual({ backoff: 'timed' });
-    clock.increment(499);
-    await flush();
-    expect(io.resumes).toHaveLength(0);
-    clock.increment(1);
-    await flush();
-    expect(io.resumes[0]!.input).toEqual({ sessionId: 's', protocolVersion: 'v', lastEventId: 'ev-3' });
-    io.resumes[0]!.resolve({ kind: 'sse', stream: openStream() });
-    await flush();
+    await streamEnded(io, { lastEventId: 'ev-3', progressed: true, retryMs: 500 });
+    await resumesAt({ io, clock, post }, 500, 'ev-3');
     expect(io.readers[1]!.input.lastEventId).toBe('ev-3');
     expect(io.posts).toHaveLength(1);
   });
@@ -131,15 +137,7 @@ describe('POST stream chart: a stream handed over by the data plane', () => {
       interrupted: { end: streamEnd({ lastEventId: 'ev-2', progressed: true, retryMs: 300 }), seenIds },
     });
     await flush();
-    expect(stateOf(post())).toEqual({ backoff: 'timed' });
-    clock.increment(299);
-    await flush();
-    expect(io.resumes).toHaveLength(0);
-    clock.increment(1);
-    await flush();
-    expect(io.resumes[0]!.input).toEqual({ sessionId: 's', protocolVersion: 'v', lastEventId: 'ev-2' });
-    io.resumes[0]!.resolve({ kind: 'sse', stream: openStream() });
-    await flush();
+    await resumesAt({ io, clock, post }, 300, 'ev-2');
     expect(io.readers[0]!.input.seenIds).toBe(seenIds);
     expect(io.readers[0]!.input.lastEventId).toBe('ev-2');
     expect(io.posts).toHaveLength(0);
@@ -173,11 +171,7 @@ describe('POST stream chart: idle streams and resumption tokens', () => {
 
   it('R9: an idle drop after an event id resumes like any other drop', async () => {
     const { io, clock } = setUp({ streamIdleTimeout: 1_000 });
-    await flush();
-    io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
-    await flush();
-    io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ lastEventId: '9', progressed: true, error: new Error('idle') }) });
-    await flush();
+    await streamEnded(io, { lastEventId: '9', progressed: true, error: new Error('idle') });
     clock.increment(1_000);
     await flush();
     expect(io.resumes[0]!.input.lastEventId).toBe('9');
@@ -226,11 +220,7 @@ describe('POST stream chart: idle streams and resumption tokens', () => {
         jitter: false,
       },
     });
-    await flush();
-    io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
-    await flush();
-    io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ lastEventId: '1', progressed: true }) });
-    await flush();
+    await streamEnded(io, { lastEventId: '1', progressed: true });
     for (let i = 0; i < 10 && reports.length === 0; i++) {
       // R4: 10 ms asked, the 100 ms floor waited.
       clock.increment(100);
@@ -255,11 +245,7 @@ describe('POST stream chart: reconnectionScheduler', () => {
         };
       },
     });
-    await flush();
-    io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
-    await flush();
-    io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ lastEventId: '2', progressed: true }) });
-    await flush();
+    await streamEnded(io, { lastEventId: '2', progressed: true });
     // attempt is zero-based, as the SDK passes it.
     expect(calls.map(({ delay, attempt }) => ({ delay, attempt }))).toEqual([{ delay: 1_000, attempt: 0 }]);
     expect(io.resumes).toHaveLength(0);
@@ -277,11 +263,7 @@ describe('POST stream chart: reconnectionScheduler', () => {
         cancelled++;
       },
     });
-    await flush();
-    io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });
-    await flush();
-    io.readers[0]!.send({ type: 'stream.ended', end: streamEnd({ lastEventId: '2', progressed: true }) });
-    await flush();
+    await streamEnded(io, { lastEventId: '2', progressed: true });
     actor.stop();
     expect(cancelled).toBe(1);
   });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { readEventStream } from '../../src/sse/reader.js';
+import { readEventStream, type ReaderOptions } from '../../src/sse/reader.js';
 import type { StreamReaderEvent } from '../../machines/post-stream.js';
-import type { JSONRPCId } from '../../machines/types.js';
+import type { JSONRPCId, MessageSink, OpenStream } from '../../machines/types.js';
 import { ProtocolError } from '../../machines/errors.js';
 import { recordingSink } from './fakes.js';
 
@@ -24,31 +24,34 @@ interface ReadOptions {
   onEventId?: (id: string) => void;
 }
 
+/** The reader's options for `stream`: no request ids, nothing seen, no replay and a 16 MiB limit, unless `options` say otherwise. */
+function readerOptions(stream: OpenStream, sink: MessageSink, options: ReadOptions = {}): ReaderOptions {
+  return {
+    stream,
+    requestIds: options.requestIds ?? [],
+    lastEventId: undefined,
+    seenIds: options.seenIds ?? new Set(),
+    replay: options.replay ?? false,
+    onEventId: options.onEventId,
+    maxMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
+    sink,
+  };
+}
+
 function read(chunks: (string | Uint8Array)[], options: ReadOptions = {}) {
   const sink = recordingSink();
   let released = false;
+  const stream = {
+    body: body(chunks),
+    release: () => {
+      released = true;
+    },
+  };
   return new Promise<{ event: StreamReaderEvent; sink: typeof sink; released: () => boolean }>((resolve) => {
-    const reader = readEventStream(
-      {
-        stream: {
-          body: body(chunks),
-          release: () => {
-            released = true;
-          },
-        },
-        requestIds: options.requestIds ?? [],
-        lastEventId: undefined,
-        seenIds: options.seenIds ?? new Set(),
-        replay: options.replay ?? false,
-        onEventId: options.onEventId,
-        maxMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
-        sink,
-      },
-      (event) => {
-        reader.stop();
-        resolve({ event, sink, released: () => released });
-      },
-    );
+    const reader = readEventStream(readerOptions(stream, sink, options), (event) => {
+      reader.stop();
+      resolve({ event, sink, released: () => released });
+    });
   });
 }
 
@@ -129,16 +132,7 @@ describe('SSE reader', () => {
     });
     const event = await new Promise<StreamReaderEvent>((resolve) => {
       readEventStream(
-        {
-          stream: { body: failing, release: () => undefined },
-          requestIds: [1],
-          lastEventId: undefined,
-          seenIds: new Set(),
-          replay: false,
-          onEventId: undefined,
-          maxMessageBytes: 1024,
-          sink,
-        },
+        readerOptions({ body: failing, release: () => undefined }, sink, { requestIds: [1], maxMessageBytes: 1024 }),
         resolve,
       );
     });
@@ -190,16 +184,7 @@ describe('SSE reader', () => {
     });
     const ended = new Promise<StreamReaderEvent>((resolve) => {
       const reader = readEventStream(
-        {
-          stream: { body: silent, release: () => (released = true) },
-          requestIds: [3],
-          lastEventId: undefined,
-          seenIds: new Set(),
-          replay: false,
-          onEventId: undefined,
-          maxMessageBytes: 1024,
-          sink,
-        },
+        readerOptions({ body: silent, release: () => (released = true) }, sink, { requestIds: [3], maxMessageBytes: 1024 }),
         resolve,
       );
       setTimeout(() => {
