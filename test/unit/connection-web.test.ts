@@ -44,6 +44,20 @@ describe('W2: the network signal in the connection chart', () => {
     expect(io.gets).toHaveLength(2);
   });
 
+  it('W2: a host without a network signal (Node) runs no networkStatus actor; a host with one has it while open', async () => {
+    const unwatched = startConnection({ watchNetwork: false });
+    await connect(unwatched.io, unwatched.actor);
+    expect(unwatched.actor.getSnapshot().matches({ open: { network: 'online' } })).toBe(true);
+    expect(unwatched.actor.getSnapshot().children.network).toBeUndefined();
+    unwatched.io.setOnline(false);
+    expect(unwatched.actor.getSnapshot().hasTag('offline')).toBe(false);
+
+    const watched = startConnection();
+    expect(watched.actor.getSnapshot().children.network).toBeUndefined();
+    await connect(watched.io, watched.actor);
+    expect(watched.actor.getSnapshot().children.network).toBeDefined();
+  });
+
   it('W2: a session opened while the host is offline shows offline at once', async () => {
     const { io, actor } = startConnection({ sessionId: 'abc' });
     io.setOnline(false);
