@@ -110,6 +110,14 @@ export interface ReadBoundedOptions {
 
 const empty = new Uint8Array(0);
 
+/** One decoder for whole bodies: a decode without `stream` keeps no state, and making one per answer costs a few µs. */
+const utf8 = new TextDecoder();
+
+/** A whole body as text (UTF-8, a leading BOM dropped, as fetch's `text()`). */
+export function decodeUtf8(bytes: Uint8Array): string {
+  return utf8.decode(bytes);
+}
+
 function concat(chunks: readonly Uint8Array[], length: number): Uint8Array {
   if (chunks.length === 1) return chunks[0] ?? empty;
   const bytes = new Uint8Array(length);
@@ -181,7 +189,7 @@ export const errorBodyTimeout = 5_000;
 export async function errorBodyText(source: BodySource): Promise<string> {
   try {
     const { bytes } = await readBounded(source, errorBodyLimit, { overflow: 'cut', timeoutMs: errorBodyTimeout });
-    return new TextDecoder().decode(bytes);
+    return decodeUtf8(bytes);
   } catch {
     return '';
   }

@@ -5,7 +5,7 @@ import { cut, isResponse, sessionIdProblem, validateMessage } from '../schema.js
 import { HttpClient, redirectTarget, type Exchange, type HttpResponse, type RequestSpec } from './client.js';
 import { parseChallenge } from './auth.js';
 import { mediaType } from './headers.js';
-import { bodyOf, discardBody, errorBodyText, readBounded } from './body.js';
+import { bodyOf, decodeUtf8, discardBody, errorBodyText, readBounded } from './body.js';
 
 export interface ExchangeOptions {
   strict: boolean;
@@ -270,7 +270,7 @@ async function jsonBodyText(response: HttpResponse, limit: number): Promise<stri
     throw new StreamableHTTPError(`POST response body broke: ${rootCauseOf(error)}`, { status: response.status, cause: error });
   }
   if (exceeded) throw messageTooLarge(limit);
-  return new TextDecoder().decode(bytes);
+  return decodeUtf8(bytes);
 }
 
 /**
