@@ -9,7 +9,7 @@
 import { performance } from 'node:perf_hooks';
 import { getHeapCodeStatistics } from 'node:v8';
 import { clientKinds, createClient, type BenchClient, type ClientKind } from './clients.js';
-import { startServer, stopAll } from './processes.js';
+import { runMain, startServer, stopAll } from './processes.js';
 import { endpointUrl, forceGc, type Mode } from './scenarios.js';
 
 function option(name: string, fallback: string): string {
@@ -106,8 +106,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch(async (error: unknown) => {
-  console.error(error);
-  await stopAll();
-  process.exitCode = 1;
-});
+runMain(main);

@@ -19,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { writeHeapSnapshot } from 'node:v8';
 import { clientKinds, createClient, type BenchClient, type ClientKind } from './clients.js';
-import { startServer, stopAll } from './processes.js';
+import { runMain, startServer, stopAll } from './processes.js';
 import { endpointUrl, forceGc, serverStats, waitForGet } from './scenarios.js';
 
 function option(name: string, fallback: string): string {
@@ -109,8 +109,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch(async (error: unknown) => {
-  console.error(error);
-  await stopAll();
-  process.exitCode = 1;
-});
+runMain(main);
