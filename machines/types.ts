@@ -165,6 +165,8 @@ export interface ChunkReader {
 /** A body read chunk by chunk without a web stream (the Node client's); `cancel()` stops it. */
 export interface ChunkSource {
   read(reader: ChunkReader): { cancel(): void };
+  /** Cancels a body nobody will read, without reading it (frees the connection). */
+  discard(): void;
 }
 
 /** A response body: fetch's web stream, or the Node client's chunk source. */

@@ -87,12 +87,11 @@ export function discardBody(source: BodySource): void {
   if (body !== null) cancelBody(body);
 }
 
-/** Cancels a body nobody will read. */
+/** Cancels a body nobody will read; nothing is set up to read it first. */
 export function cancelBody(body: ResponseBody): void {
-  readChunks(body, ignoreChunks).cancel();
+  if ('getReader' in body) body.cancel().catch(() => undefined);
+  else body.discard();
 }
-
-const ignoreChunks: ChunkReader = { chunk: () => undefined, end: () => undefined, fail: () => undefined };
 
 export interface BoundedBody {
   /** The bytes read, at most the limit (none when the body was refused). */

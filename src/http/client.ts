@@ -254,11 +254,6 @@ export class HttpClient {
     };
   }
 
-  /** Hands the exchange to a new owner (a stream reader): the calling actor no longer aborts it. */
-  static detach(exchange: Exchange): void {
-    exchange.detach();
-  }
-
   private headersFor(spec: RequestSpec): Record<string, string> {
     const base = this.config.headers;
     const headers: Record<string, string> = { ...base.custom };

@@ -214,7 +214,7 @@ export async function postMessage(
     }
     const body = type === 'text/event-stream' ? bodyOf(response) : null;
     if (body !== null) {
-      HttpClient.detach(exchange);
+      exchange.detach();
       handedOff = true;
       return { kind: 'sse', sessionId, stream: { body, release: exchange.release } };
     }
@@ -333,7 +333,7 @@ export async function openEventStream(
   const type = mediaType(response.headers.get('content-type'));
   const streamBody = response.ok && type === 'text/event-stream' ? bodyOf(response) : null;
   if (streamBody !== null) {
-    HttpClient.detach(exchange);
+    exchange.detach();
     return { kind: 'sse', stream: { body: streamBody, release: exchange.release } };
   }
   try {

@@ -185,6 +185,12 @@ class NodeResponse implements HttpResponse, ChunkSource {
     };
   }
 
+  discard(): void {
+    if (this.bodyUsed || this.stream !== undefined) return;
+    this.bodyUsed = true;
+    this.drainOrCut();
+  }
+
   /** Made on first use only (the transport reads `chunks`). */
   get body(): ReadableStream<Uint8Array> {
     this.stream ??= this.webStream();

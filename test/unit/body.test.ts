@@ -22,6 +22,9 @@ function manualSource() {
         },
       };
     },
+    discard: () => {
+      state.cancelled++;
+    },
   };
   return { source, state };
 }
