@@ -1,5 +1,5 @@
 import type { JSONRPCId, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult, SendTicket } from '../machines/types.js';
-import { toError } from '../machines/errors.js';
+import { toError, TransportClosedError } from '../machines/errors.js';
 import { failCall } from '../machines/connection/index.js';
 import { requestIdsOf, type DataPlaneReport, type PostStreamReport } from '../machines/post-stream.js';
 import type { HttpClient } from './http/client.js';
@@ -62,10 +62,15 @@ export class DataPlane {
     void this.run(call);
   }
 
-  /** The chart ended every call (close, failure): each is aborted and its caller told why (F2, P10). */
-  end(error: Error, answer: boolean): void {
+  /**
+   * The chart ended every call (close, failure): each is aborted and its caller told why (F2,
+   * P10); no error given means the transport closed.
+   */
+  end(error: Error | undefined, answer: boolean): void {
+    if (this.calls.size === 0) return;
+    const reason = error ?? new TransportClosedError('transport closed');
     for (const call of [...this.calls]) {
-      this.stop(call, error, answer);
+      this.stop(call, reason, answer);
     }
   }
 

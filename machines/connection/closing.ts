@@ -24,18 +24,20 @@ export const closingGuards = guards({
 export const closingActions = actions({
   /** Every child stops now; callers still waiting on `send()` learn why (F2). */
   stopEverything: enqueueActions(({ context, enqueue }, params: { answer: boolean }) => {
-    const reason = context.error ?? new TransportClosedError('transport closed');
+    // Made only when someone is told (an error costs its stack): most closes leave no call.
+    let closed: Error | undefined;
+    const reason = () => context.error ?? (closed ??= new TransportClosedError('transport closed'));
     for (const [id, post] of Object.entries(context.posts)) {
       // On failure, calls whose response is still streaming are answered (P10); on close the
       // Client's onclose does that.
-      if (params.answer && post.origin !== 'recovery') failCall(context.sink, post.requestIds, post.ticket, reason);
-      else post.ticket.failed(reason);
+      if (params.answer && post.origin !== 'recovery') failCall(context.sink, post.requestIds, post.ticket, reason());
+      else post.ticket.failed(reason());
       enqueue(stopChild(id));
     }
     // The data plane's calls end too, told the same (the facade hears this and aborts them).
-    enqueue.emit({ type: 'calls.end', error: reason, answer: params.answer });
-    for (const queued of context.queue) queued.ticket.failed(reason);
-    context.terminateTicket?.failed(reason);
+    enqueue.emit({ type: 'calls.end', error: context.error ?? closed, answer: params.answer });
+    for (const queued of context.queue) queued.ticket.failed(reason());
+    if (context.terminateTicket !== undefined) context.terminateTicket.failed(reason());
     enqueue.assign({ queue: [], posts: {}, terminateTicket: undefined });
   }),
   /** F1: the standalone stream reads on until the server ends it, then stops. */

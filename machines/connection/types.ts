@@ -48,8 +48,12 @@ export type ConnectionEmitted =
   | { type: 'warning'; error: Error }
   | { type: 'failed'; error: Error }
   | { type: 'closed' }
-  /** The data plane's calls end now (close, failure), each told `error`; `answer`: with a synthetic response (P10). */
-  | { type: 'calls.end'; error: Error; answer: boolean }
+  /**
+   * The data plane's calls end now (close, failure), each told `error` (undefined: the transport
+   * closed, and whoever ends a call makes its `TransportClosedError`); `answer`: with a synthetic
+   * response (P10).
+   */
+  | { type: 'calls.end'; error: Error | undefined; answer: boolean }
   /** R8: the data plane's call for this request stops now. */
   | { type: 'call.cancel'; requestId: JSONRPCId; error: Error }
   /** The session was re-established (F3); IDs are fingerprints, never the IDs themselves (X1). */

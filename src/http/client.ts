@@ -125,9 +125,12 @@ export interface RequestSpec {
  * shared signal.
  */
 export class HttpClient {
-  private lifetime = new AbortController();
+  /** Ended: no request starts until the next `begin()`. */
+  private ended = false;
   /** The requests, streams and bodies of this lifetime still running. */
   private inFlight = new Set<AbortController>();
+  /** Removes this lifetime's one listener from the caller's signal. */
+  private unlinkOuter: (() => void) | undefined;
 
   constructor(private readonly config: HttpConfig) {}
 
@@ -135,31 +138,40 @@ export class HttpClient {
     return this.config.url;
   }
 
-  /** A new lifetime for a new start; the previous one stays aborted. */
+  /** A new lifetime for a new start; the previous one stays ended. */
   begin(): void {
-    if (this.lifetime.signal.aborted) {
-      this.lifetime = new AbortController();
+    if (this.ended) {
+      this.ended = false;
       this.inFlight = new Set();
     }
     const outer = this.config.signal;
-    if (outer === undefined) return;
-    const lifetime = this.lifetime;
+    if (outer === undefined || this.unlinkOuter !== undefined) return;
+    if (outer.aborted) {
+      this.end(outer.reason);
+      return;
+    }
     // One listener per lifetime on the caller's signal, never one per request (H10).
-    if (outer.aborted) this.end(outer.reason);
-    else
-      outer.addEventListener(
-        'abort',
-        () => {
-          if (this.lifetime === lifetime) this.end(outer.reason);
-        },
-        { once: true, signal: lifetime.signal },
-      );
+    const onAbort = () => {
+      this.unlinkOuter = undefined;
+      this.end(outer.reason);
+    };
+    outer.addEventListener('abort', onAbort, { once: true });
+    this.unlinkOuter = () => {
+      outer.removeEventListener('abort', onAbort);
+    };
   }
 
-  /** Aborts every request, stream and body still running in this lifetime. */
-  end(reason: unknown = new TransportClosedError('transport closed')): void {
-    this.lifetime.abort(reason);
-    for (const controller of this.inFlight) controller.abort(reason);
+  /**
+   * Aborts every request, stream and body still running in this lifetime. The reason is made
+   * only when something is still running (an error costs its stack; most closes have none).
+   */
+  end(reason?: unknown): void {
+    this.ended = true;
+    this.unlinkOuter?.();
+    this.unlinkOuter = undefined;
+    if (this.inFlight.size === 0) return;
+    const why = reason ?? new TransportClosedError('transport closed');
+    for (const controller of this.inFlight) controller.abort(why);
     this.inFlight.clear();
   }
 
@@ -170,7 +182,7 @@ export class HttpClient {
    * nothing); stopping the calling actor aborts it.
    */
   async request(spec: RequestSpec): Promise<Exchange> {
-    if (this.lifetime.signal.aborted) throw new TransportClosedError('transport closed');
+    if (this.ended) throw new TransportClosedError('transport closed');
     const controller = spec.controller ?? new AbortController();
     const inFlight = this.inFlight;
     inFlight.add(controller);

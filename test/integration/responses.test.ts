@@ -5,7 +5,7 @@
  */
 import { getEventListeners } from 'node:events';
 import { STATUS_CODES } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { waitFor } from 'xstate';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
@@ -640,18 +640,41 @@ describe('G. Standalone GET stream refusals', () => {
 });
 
 describe('H10. No listener pile-up', () => {
-  it('H10: after 50 sequential calls the lifetime signal has no piled-up listeners and no MaxListenersExceededWarning is emitted', async () => {
+  it("H10: aborting the caller's requestInit signal aborts every request in flight at once, with the caller's reason, and leaves no listener on it", async () => {
+    const caller = new AbortController();
+    const { server, h } = await connected({ requestInit: { signal: caller.signal } });
+    server.on({ rpc: 'tools/call' }, { hang: true });
+    const calls = [h.request('tools/call', { name: 'a' }), h.request('tools/call', { name: 'b' })];
+    await vi.waitFor(() => {
+      expect(server.filter({ rpc: 'tools/call' })).toHaveLength(2);
+    });
+    const reason = new Error('the caller stopped');
+    caller.abort(reason);
+    const outcomes = await Promise.all(calls);
+    for (const outcome of outcomes) {
+      // send() had not resolved (no response yet): it rejects, naming the caller's reason.
+      expect(outcome.sent.ok).toBe(false);
+      const error = outcome.sent.ok ? undefined : outcome.sent.error;
+      expect(httpErrorIn(error)?.cause).toBe(reason);
+    }
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+  });
+
+  it("H10: after 50 sequential calls the caller's requestInit signal has no piled-up listeners and no MaxListenersExceededWarning is emitted", async () => {
     const warnings: Error[] = [];
     const onWarning = (warning: Error) => warnings.push(warning);
     process.on('warning', onWarning);
     try {
-      const { server, h } = await connected();
+      const caller = new AbortController();
+      const signal = caller.signal;
+      const { server, h } = await connected({ requestInit: { signal } });
       // Half the calls answered with JSON, half with an SSE stream.
       server.on({ rpc: 'tools/call' }, (r) =>
         typeof r.id === 'number' && r.id % 2 === 0 ? sse([{ data: result(r.id) }]) : json(result(r.id)),
       );
-      const signal = (h.transport as unknown as { http: { lifetime: AbortController } }).http.lifetime.signal;
       const before = getEventListeners(signal, 'abort').length;
+      // One listener for the transport's whole lifetime, none per request.
+      expect(before).toBe(1);
       for (let i = 0; i < 50; i++) {
         const outcome = await h.request('tools/call', { name: 'x', arguments: { i } });
         expect(outcome.response).toEqual({ jsonrpc: '2.0', id: outcome.id, result: {} });
