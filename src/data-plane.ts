@@ -2,7 +2,7 @@ import type { JSONRPCId, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResul
 import { toError, TransportClosedError } from '../machines/errors.js';
 import { failCall } from '../machines/connection/index.js';
 import { requestIdsOf, type DataPlaneReport, type PostStreamReport } from '../machines/post-stream.js';
-import type { HttpClient } from './http/client.js';
+import { RequestControl, type HttpClient } from './http/client.js';
 import { postMessage, type ExchangeOptions } from './http/exchanges.js';
 import { readEventStream, type StreamReader } from './sse/reader.js';
 
@@ -16,7 +16,7 @@ interface DirectCall {
   readonly ticket: SendTicket;
   readonly sessionId: string | undefined;
   readonly protocolVersion: string | undefined;
-  readonly controller: AbortController;
+  readonly control: RequestControl;
   reader: StreamReader | undefined;
 }
 
@@ -55,7 +55,7 @@ export class DataPlane {
       ticket,
       sessionId,
       protocolVersion,
-      controller: new AbortController(),
+      control: new RequestControl(),
       reader: undefined,
     };
     this.calls.add(call);
@@ -82,7 +82,7 @@ export class DataPlane {
   private stop(call: DirectCall, error: Error, answer = false): void {
     this.calls.delete(call);
     call.reader?.stop();
-    call.controller.abort(error);
+    call.control.abort(error);
     // P10: the caller still awaiting send() is told there; one whose send() resolved, by a synthetic answer.
     if (answer) failCall(this.sink, call.requestIds, call.ticket, error);
     else call.ticket.failed(error);
@@ -98,7 +98,7 @@ export class DataPlane {
     };
     let result: PostResult;
     try {
-      result = await postMessage(this.http, this.sink, this.options, input, undefined, call.controller);
+      result = await postMessage(this.http, this.sink, this.options, input, undefined, call.control);
     } catch (error) {
       if (!this.calls.delete(call)) return;
       this.report({

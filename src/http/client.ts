@@ -24,11 +24,72 @@ export interface HttpResponse {
   text(): Promise<string>;
 }
 
-/** Sends one request: fetch, or the Node client. Redirects are never followed by a sender given `redirect: 'manual'`. */
-export type HttpSend = (url: URL, init: RequestInit) => Promise<HttpResponse>;
+/**
+ * One request's abort handle (H10). The Node client listens to it directly: no AbortController
+ * and no EventTarget listener per request (an AbortSignal costs ~2 KiB and a few µs to make and
+ * to listen to). Fetch gets a real `signal`, made on first use.
+ */
+export class RequestControl {
+  private abortReason: unknown;
+  private done = false;
+  private listener: (() => void) | undefined;
+  private controller: AbortController | undefined;
+
+  get aborted(): boolean {
+    return this.done;
+  }
+
+  /** As `AbortSignal.reason`: what abort() was given, else an AbortError (made when first read). */
+  get reason(): unknown {
+    if (!this.done) return undefined;
+    this.abortReason ??= new DOMException('This operation was aborted', 'AbortError');
+    return this.abortReason;
+  }
+
+  /** A signal for fetch, linked to this handle. */
+  get signal(): AbortSignal {
+    if (this.controller === undefined) {
+      this.controller = new AbortController();
+      if (this.done) this.controller.abort(this.reason);
+    }
+    return this.controller.signal;
+  }
+
+  abort(reason?: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.abortReason = reason;
+    if (this.controller !== undefined) this.controller.abort(this.reason);
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.();
+  }
+
+  /** The one listener (the Node client's request); replaces any earlier one. Returns its remover. */
+  onAbort(listener: () => void): () => void {
+    this.listener = listener;
+    return () => {
+      if (this.listener === listener) this.listener = undefined;
+    };
+  }
+}
+
+/**
+ * Sends one request: fetch, or the Node client, ended by `control` (fetch through its signal).
+ * Redirects are never followed by a sender given `redirect: 'manual'`.
+ */
+export type HttpSend = (url: URL, init: RequestInit, control?: RequestControl) => Promise<HttpResponse>;
+
+/** Fetch as an HttpSend: the control's signal goes on the request (`init` is the caller's own copy). */
+function fetchSender(fetchFn: FetchLike): HttpSend {
+  return (url, init, control) => {
+    if (control !== undefined) init.signal = control.signal;
+    return fetchFn(url, init);
+  };
+}
 
 /** H11: makes the fast client for a transport's `requestInit`, or undefined when only fetch honours it. */
-export type FastClientFactory = (init: RequestInit, fallback: FetchLike) => HttpSend | undefined;
+export type FastClientFactory = (init: RequestInit, fallback: HttpSend) => HttpSend | undefined;
 
 let fastClient: FastClientFactory | undefined;
 
@@ -46,8 +107,9 @@ export function chooseSender(options: { fetch: FetchLike | undefined; init: Requ
   send: HttpSend;
 } {
   const fetchFn: FetchLike = options.fetch ?? ((input, requestInit) => fetch(input, requestInit));
-  const fast = options.fetch === undefined && options.redirectPolicy === 'same-origin' ? fastClient?.(options.init, fetchFn) : undefined;
-  return { fetch: fetchFn, send: fast ?? fetchFn };
+  const viaFetch = fetchSender(fetchFn);
+  const fast = options.fetch === undefined && options.redirectPolicy === 'same-origin' ? fastClient?.(options.init, viaFetch) : undefined;
+  return { fetch: fetchFn, send: fast ?? viaFetch };
 }
 
 /** The part of the SDK's `OAuthClientProvider` this module reads: the current tokens. */
@@ -113,10 +175,11 @@ export interface RequestSpec {
   /** The calling actor's signal: stopping the actor aborts the request while it is owned by it. */
   signal?: AbortSignal | undefined;
   /**
-   * The request's own controller, given by an owner that aborts it directly (the data plane's
-   * calls): no listener is added anywhere for it. Without one, the client makes one.
+   * The request's own abort handle, given by an owner that aborts it directly (the data plane's
+   * calls, the DELETE's timeout): no listener is added anywhere for it. Without one, the client
+   * makes one.
    */
-  controller?: AbortController | undefined;
+  control?: RequestControl | undefined;
 }
 
 /**
@@ -128,7 +191,7 @@ export class HttpClient {
   /** Ended: no request starts until the next `begin()`. */
   private ended = false;
   /** The requests, streams and bodies of this lifetime still running. */
-  private inFlight = new Set<AbortController>();
+  private inFlight = new Set<RequestControl>();
   /** Removes this lifetime's one listener from the caller's signal. */
   private unlinkOuter: (() => void) | undefined;
 
@@ -171,21 +234,21 @@ export class HttpClient {
     this.unlinkOuter = undefined;
     if (this.inFlight.size === 0) return;
     const why = reason ?? new TransportClosedError('transport closed');
-    for (const controller of this.inFlight) controller.abort(why);
+    for (const control of this.inFlight) control.abort(why);
     this.inFlight.clear();
   }
 
   /**
-   * One request with its own AbortController (H10): kept in the lifetime's set while it runs, so
+   * One request with its own abort handle (H10): kept in the lifetime's set while it runs, so
    * ending the lifetime aborts it, and no listener is ever added to a shared signal. `release()`
    * only unlinks a request that finished normally (aborting one would cost a DOMException for
    * nothing); stopping the calling actor aborts it.
    */
   async request(spec: RequestSpec): Promise<Exchange> {
     if (this.ended) throw new TransportClosedError('transport closed');
-    const controller = spec.controller ?? new AbortController();
+    const control = spec.control ?? new RequestControl();
     const inFlight = this.inFlight;
-    inFlight.add(controller);
+    inFlight.add(control);
     // Dropped once detached: a held stream would otherwise keep its finished actor's signal (~0.7 KiB).
     let signal = spec.signal;
     let settled = false;
@@ -196,13 +259,13 @@ export class HttpClient {
     const release = () => {
       if (settled) return;
       settled = true;
-      inFlight.delete(controller);
+      inFlight.delete(control);
       detach();
     };
     const abort = () => {
       if (settled) return;
       release();
-      controller.abort();
+      control.abort();
     };
     if (signal !== undefined) {
       signal.addEventListener('abort', abort, { once: true });
@@ -212,9 +275,9 @@ export class HttpClient {
       const headers = this.headersFor(spec);
       // Only an auth provider makes building headers asynchronous (its token); otherwise no await.
       if (this.config.tokens !== undefined) await this.addToken(headers, this.config.tokens);
-      const init: RequestInit = { ...this.config.init, method: spec.method, headers, signal: controller.signal };
+      const init: RequestInit = { ...this.config.init, method: spec.method, headers };
       if (spec.body !== undefined) init.body = spec.body;
-      const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init, this.config.send);
+      const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init, this.config.send, control);
       return { response, release, abort, detach };
     } catch (error) {
       release();
@@ -227,9 +290,14 @@ export class HttpClient {
    * and method; a redirect elsewhere is returned unfollowed, so no credential or session ID
    * ever crosses origins. `requestInit.redirect` of 'error' or 'manual' is passed through.
    */
-  fetchWithPolicy<R extends HttpResponse>(url: URL, init: RequestInit, fetchFn: (url: URL, init: RequestInit) => Promise<R>): Promise<R> {
+  fetchWithPolicy<R extends HttpResponse>(
+    url: URL,
+    init: RequestInit,
+    fetchFn: (url: URL, init: RequestInit, control?: RequestControl) => Promise<R>,
+    control?: RequestControl,
+  ): Promise<R> {
     if (this.config.redirectPolicy === 'follow' || init.redirect === 'error' || init.redirect === 'manual') {
-      return fetchFn(url, init);
+      return fetchFn(url, init, control);
     }
     const manual: RequestInit = { ...init, redirect: 'manual' };
     const method = (init.method ?? 'GET').toUpperCase();
@@ -241,9 +309,9 @@ export class HttpClient {
         (target.username !== '' || target.password !== '') && (target.username !== from.username || target.password !== from.password);
       if (!keepsMethod || addsUserinfo || !isWithinOrigin(from, target)) return response;
       discardBody(response);
-      return follow(target, await fetchFn(target, manual), hops + 1);
+      return follow(target, await fetchFn(target, manual, control), hops + 1);
     };
-    return fetchFn(url, manual).then((response) => follow(url, response, 0));
+    return fetchFn(url, manual, control).then((response) => follow(url, response, 0));
   }
 
   /** H9, A1: the fetch the SDK's OAuth flow uses: the caller's fetch, requestInit and redirect policy. */

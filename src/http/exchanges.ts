@@ -2,7 +2,7 @@ import type { GetResult, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResul
 import type { PostRequestInput } from '../../machines/post-stream.js';
 import { formatStack, McpTransportError, MessageTooLargeError, ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
 import { cut, isResponse, sessionIdProblem, validateMessage } from '../schema.js';
-import { HttpClient, redirectTarget, type Exchange, type HttpResponse, type RequestSpec } from './client.js';
+import { HttpClient, redirectTarget, RequestControl, type Exchange, type HttpResponse, type RequestSpec } from './client.js';
 import { parseChallenge } from './auth.js';
 import { mediaType } from './headers.js';
 import { bodyOf, decodeUtf8, discardBody, errorBodyText, readBounded } from './body.js';
@@ -179,8 +179,8 @@ export async function postMessage(
   options: ExchangeOptions,
   input: PostRequestInput,
   signal: AbortSignal | undefined,
-  /** The data plane's own controller for this call (see RequestSpec.controller). */
-  controller?: AbortController,
+  /** The data plane's own abort handle for this call (see RequestSpec.control). */
+  control?: RequestControl,
 ): Promise<PostResult> {
   if (input.endpoint !== undefined) return postLegacy(http, input, signal);
   const exchange = await send(http, {
@@ -189,7 +189,7 @@ export async function postMessage(
     protocolVersion: input.protocolVersion,
     body: JSON.stringify(input.message),
     signal,
-    controller,
+    control,
   });
   const { response } = exchange;
   let handedOff = false;
@@ -365,7 +365,7 @@ export async function deleteSession(
   signal: AbortSignal,
   timeoutMs: number,
 ): Promise<{ status: number }> {
-  const bounded = new AbortController();
+  const bounded = new RequestControl();
   const stop = () => {
     bounded.abort();
   };
@@ -378,7 +378,7 @@ export async function deleteSession(
   }, timeoutMs);
   let exchange: Exchange;
   try {
-    exchange = await http.request({ method: 'DELETE', ...spec, signal: bounded.signal });
+    exchange = await http.request({ method: 'DELETE', ...spec, control: bounded });
   } catch (error) {
     if (state.timedOut) throw new StreamableHTTPError(`DELETE was not answered within deleteTimeout (${timeoutMs} ms)`, { cause: error });
     throw networkError(error, 'DELETE');

@@ -11,7 +11,7 @@ import type * as Https from 'node:https';
 import type { Readable } from 'node:stream';
 import type * as Zlib from 'node:zlib';
 import type { ChunkReader, ChunkSource } from '../../machines/types.js';
-import type { FastClientFactory, FetchLike, HttpResponse, HttpSend } from './client.js';
+import type { FastClientFactory, HttpResponse, HttpSend, RequestControl } from './client.js';
 
 /**
  * An idle socket is closed after 4 s (as fetch's dispatcher does), or sooner when the server's
@@ -120,8 +120,36 @@ function decodedBody(res: IncomingMessage, method: string, zlib: typeof Zlib | u
   return out;
 }
 
+/** What ends a request: the transport's RequestControl, or (called as fetch) `init.signal`. */
+interface AbortSource {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  /** The one listener; returns its remover. */
+  onAbort(listener: () => void): () => void;
+}
+
+/** An AbortSignal as an AbortSource (a request made without a RequestControl). */
+function signalSource(signal: AbortSignal | null | undefined): AbortSource {
+  const source = signal ?? new AbortController().signal;
+  return {
+    get aborted() {
+      return source.aborted;
+    },
+    get reason(): unknown {
+      const reason: unknown = source.reason;
+      return reason;
+    },
+    onAbort(listener) {
+      source.addEventListener('abort', listener, { once: true });
+      return () => {
+        source.removeEventListener('abort', listener);
+      };
+    },
+  };
+}
+
 /** What fetch rejects with once its signal is aborted: the signal's reason. */
-function abortReason(signal: AbortSignal): Error {
+function abortReason(signal: AbortSource): Error {
   const reason: unknown = signal.reason;
   return reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError');
 }
@@ -145,7 +173,7 @@ class NodeResponse implements HttpResponse, ChunkSource {
   constructor(
     private readonly res: IncomingMessage,
     private readonly source: Readable,
-    private readonly signal: AbortSignal,
+    private readonly signal: AbortSource,
   ) {
     this.status = res.statusCode ?? 0;
     this.statusText = res.statusMessage ?? '';
@@ -293,9 +321,9 @@ class NodeResponse implements HttpResponse, ChunkSource {
 }
 
 /** One request over the shared keep-alive agent, answered as fetch would answer it. */
-function nodeRequest(url: URL, init: RequestInit): Promise<HttpResponse> {
-  if (url.protocol === 'https:' && https === undefined) return loadHttps().then(() => nodeRequest(url, init));
-  const signal = init.signal ?? new AbortController().signal;
+function nodeRequest(url: URL, init: RequestInit, control: RequestControl | undefined): Promise<HttpResponse> {
+  if (url.protocol === 'https:' && https === undefined) return loadHttps().then(() => nodeRequest(url, init, control));
+  const signal: AbortSource = control ?? signalSource(init.signal);
   const method = (init.method ?? 'GET').toUpperCase();
   const headers: Record<string, string> = { ...(init.headers as Record<string, string> | undefined) };
   headers['accept-encoding'] ??= url.protocol === 'https:' ? 'br, gzip, deflate' : 'gzip, deflate';
@@ -324,19 +352,16 @@ function nodeRequest(url: URL, init: RequestInit): Promise<HttpResponse> {
     }
     // No retry on a reset, as fetch: the server may have received the POST.
     const req = transport.request(options);
-    const onAbort = () => {
+    const unlisten = signal.onAbort(() => {
       req.destroy(abortReason(signal));
       reject(abortReason(signal));
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
+    });
     req.on('error', (error) => {
-      signal.removeEventListener('abort', onAbort);
+      unlisten();
       reject(signal.aborted ? abortReason(signal) : new TypeError('fetch failed', { cause: error }));
     });
     req.once('response', (res) => {
-      res.once('close', () => {
-        signal.removeEventListener('abort', onAbort);
-      });
+      res.once('close', unlisten);
       if (zlib !== undefined || res.headers['content-encoding'] === undefined) {
         resolve(new NodeResponse(res, decodedBody(res, method, zlib), signal));
         return;
@@ -355,9 +380,9 @@ function nodeRequest(url: URL, init: RequestInit): Promise<HttpResponse> {
  * H11: the Node client for a transport, or undefined when `requestInit` asks for what only fetch
  * does. Each request still goes through `fallback` (fetch) while a custom global dispatcher is set.
  */
-export const nodeHttpClient: FastClientFactory = (init: RequestInit, fallback: FetchLike): HttpSend | undefined => {
+export const nodeHttpClient: FastClientFactory = (init: RequestInit, fallback: HttpSend): HttpSend | undefined => {
   if (!honours(init)) return undefined;
   // Other schemes go to fetch, which names them ("unknown scheme") as it always did.
   const viaFetch = (url: URL) => (url.protocol !== 'http:' && url.protocol !== 'https:') || hasCustomDispatcher();
-  return (url, requestInit) => (viaFetch(url) ? fallback(url, requestInit) : nodeRequest(url, requestInit));
+  return (url, requestInit, control) => (viaFetch(url) ? fallback(url, requestInit, control) : nodeRequest(url, requestInit, control));
 };
