@@ -184,8 +184,20 @@ const postStreamSetup = setup({
 
 export const postStreamMachine = postStreamSetup.createMachine({
   id: 'postStream',
+  // Every field named (no spread of the input): a spread followed by this many fields took a slow
+  // generic path in V8 (~15 µs per spawn). A field added to PostStreamInput is added here too.
   context: ({ input, self }) => ({
-    ...input,
+    message: input.message,
+    ticket: input.ticket,
+    origin: input.origin,
+    attempts: input.attempts,
+    endpoint: input.endpoint,
+    sessionId: input.sessionId,
+    protocolVersion: input.protocolVersion,
+    options: input.options,
+    resumptionToken: input.resumptionToken,
+    onResumptionToken: input.onResumptionToken,
+    interrupted: input.interrupted,
     postId: self.id,
     requestIds: requestIdsOf(input.message),
     stream: undefined,

@@ -137,8 +137,11 @@ const standaloneStreamSetup = setup({
 
 export const standaloneStreamMachine = standaloneStreamSetup.createMachine({
   id: 'standaloneStream',
+  // Every field named (no spread of the input; see the POST stream's context).
   context: ({ input }) => ({
-    ...input,
+    sessionId: input.sessionId,
+    protocolVersion: input.protocolVersion,
+    options: input.options,
     stream: undefined,
     lastEventId: input.lastEventId,
     seenIds: new Set<string>(),

@@ -43,8 +43,11 @@ export const connectionMachine = connectionSetup
   })
   .createMachine({
     id: 'connection',
+    // Every field named (no spread of the input): the spread was the larger half of making a transport.
     context: ({ input }) => ({
-      ...input,
+      options: input.options,
+      sink: input.sink,
+      io: input.io,
       sessionId: undefined,
       protocolVersion: undefined,
       batching: false,
