@@ -42,11 +42,33 @@ export const ioActors = {
   resumeStream: fromPromise<GetResult, ResumeInput>(({ input, signal, system }) => {
     const io = ioOf(system);
     // A resume follows a stream of this session: a 404 to it is session-missing (R6).
-    return openEventStream(io.http, io.sink, { ...input, authorization: io.authProvider !== undefined, established: true }, signal);
+    return openEventStream(
+      io.http,
+      io.sink,
+      {
+        sessionId: input.sessionId,
+        protocolVersion: input.protocolVersion,
+        lastEventId: input.lastEventId,
+        authorization: io.authProvider !== undefined,
+        established: true,
+      },
+      signal,
+    );
   }),
   openStandalone: fromPromise<GetResult, OpenStandaloneInput>(({ input, signal, system }) => {
     const io = ioOf(system);
-    return openEventStream(io.http, io.sink, { ...input, authorization: io.authProvider !== undefined }, signal);
+    return openEventStream(
+      io.http,
+      io.sink,
+      {
+        sessionId: input.sessionId,
+        protocolVersion: input.protocolVersion,
+        lastEventId: input.lastEventId,
+        established: input.established,
+        authorization: io.authProvider !== undefined,
+      },
+      signal,
+    );
   }),
   authorize: fromPromise<'AUTHORIZED', { challenge: AuthChallenge | undefined }>(({ input, signal, system }) => {
     const io = ioOf(system);

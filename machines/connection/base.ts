@@ -188,7 +188,8 @@ export const sharedGuards = guards({
 export const sharedActions = actions({
   spawnPost: assign(({ context, event, spawn }) => {
     assertEvent(event, 'send');
-    return spawnPosts(context, spawn, [{ ...event, origin: 'caller' }]);
+    const { message, ticket, resumptionToken, onResumptionToken, attempts } = event;
+    return spawnPosts(context, spawn, [{ message, ticket, origin: 'caller', attempts, resumptionToken, onResumptionToken }]);
   }),
   /** Re-established (F3) or authorized (A1): the queued messages go out in order. */
   flushQueue: assign(({ context, spawn }) => ({ ...spawnPosts(context, spawn, context.queue), queue: [] })),

@@ -325,7 +325,8 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
   if (url.protocol === 'https:' && https === undefined) return loadHttps().then(() => nodeRequest(url, init, control));
   const signal: AbortSource = control ?? signalSource(init.signal);
   const method = (init.method ?? 'GET').toUpperCase();
-  const headers: Record<string, string> = { ...(init.headers as Record<string, string> | undefined) };
+  // Object.assign, not a spread: fields set after a spread cost ~1 µs each on Node 20.
+  const headers: Record<string, string> = Object.assign({}, init.headers as Record<string, string> | undefined);
   headers['accept-encoding'] ??= url.protocol === 'https:' ? 'br, gzip, deflate' : 'gzip, deflate';
   headers['user-agent'] ??= 'node';
   // Encoded once, up front: a large string body written as a string goes out in many small
