@@ -96,9 +96,26 @@ function decoder(zlib: typeof Zlib, coding: string): Zlib.Gunzip | Zlib.Inflate 
   return undefined;
 }
 
+/**
+ * A header as fetch's `Headers.get` gives it: every field of that name, joined with ", ". Read
+ * from `rawHeaders`, which Node has already: `res.headers` builds an object of every header on
+ * first use (~5 µs per answer), and keeps only the first of some repeated fields.
+ */
+function rawHeader(raw: readonly string[], name: string): string | null {
+  const wanted = name.toLowerCase();
+  let value: string | null = null;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const key = raw[i];
+    const field = raw[i + 1];
+    if (key === undefined || field === undefined || key.length !== wanted.length || key.toLowerCase() !== wanted) continue;
+    value = value === null ? field : `${value}, ${field}`;
+  }
+  return value;
+}
+
 /** The body as fetch gives it: decoded when every coding is known, else as sent. */
 function decodedBody(res: IncomingMessage, method: string, zlib: typeof Zlib | undefined): Readable {
-  const header = res.headers['content-encoding'];
+  const header = rawHeader(res.rawHeaders, 'content-encoding') ?? undefined;
   const status = res.statusCode ?? 0;
   if (header === undefined || zlib === undefined || method === 'HEAD' || [101, 204, 205, 304].includes(status)) return res;
   const codings = header
@@ -181,12 +198,10 @@ class NodeResponse implements HttpResponse, ChunkSource {
     // A socket that dies under a body nobody reads yet must not become an uncaught 'error'.
     res.on('error', ignore);
     if (source !== res) source.on('error', ignore);
-    const raw = res.headers;
+    const raw = res.rawHeaders;
     this.headers = {
       get(name: string): string | null {
-        const value = raw[name.toLowerCase()];
-        if (value === undefined) return null;
-        return Array.isArray(value) ? value.join(', ') : value;
+        return rawHeader(raw, name);
       },
     };
   }
@@ -363,7 +378,7 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
     });
     req.once('response', (res) => {
       res.once('close', unlisten);
-      if (zlib !== undefined || res.headers['content-encoding'] === undefined) {
+      if (zlib !== undefined || rawHeader(res.rawHeaders, 'content-encoding') === null) {
         resolve(new NodeResponse(res, decodedBody(res, method, zlib), signal));
         return;
       }

@@ -89,6 +89,18 @@ describe('H11: the HTTP client', () => {
     expect(new Set(server.requests.map((r) => r.method))).toEqual(new Set(['POST', 'GET', 'DELETE']));
     for (const request of server.requests) expect(request.headers['x-team'], request.method).toBe('blue');
   });
+
+  it('H11: a header field the server repeats is read as fetch reads it: every value, joined with ", "', async () => {
+    const server = await scripted();
+    // Node's own parsed headers keep only the first Content-Type; fetch joins them, and so does this client.
+    server.on({ rpc: 'tools/call' }, (request) => ({
+      headers: { 'content-type': ['application/json', 'application/json'] },
+      body: JSON.stringify(result(request.id, { content: [] })),
+    }));
+    const { client: sdk } = await connect(server.url, { standaloneStream: false });
+    const error = await rejection(sdk.callTool({ name: 'echo', arguments: {} }));
+    expect(String(error)).toContain('"application/json, application/json"');
+  });
 });
 
 const compress = { gzip: gzipSync, deflate: deflateSync, br: brotliCompressSync } as const;

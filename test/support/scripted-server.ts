@@ -40,7 +40,8 @@ export interface Chunk {
 export interface Reply {
   status?: number;
   statusText?: string;
-  headers?: Record<string, string>;
+  /** An array value sends the field once per value (a repeated header field). */
+  headers?: Record<string, string | string[]>;
   body?: string | Uint8Array | readonly Chunk[];
   /** Keep the response open after the body is written (a stream the server never ends). */
   keepOpen?: boolean;
@@ -228,7 +229,7 @@ export async function startScriptedServer(options: ScriptedServerOptions = {}): 
     });
 
   const write = async (res: ServerResponse, reply: Reply): Promise<void> => {
-    const headers: Record<string, string> = { ...reply.headers };
+    const headers: Record<string, string | string[]> = { ...reply.headers };
     const id = reply.sessionId === undefined ? sessionId : reply.sessionId;
     if (id !== null) headers['mcp-session-id'] = id;
     const status = reply.status ?? 200;
