@@ -30,6 +30,23 @@ function ioOf(system: { get(systemId: string): unknown }): TransportIo {
   return root.getSnapshot().context.io as TransportIo;
 }
 
+/** A GET stream of this session (a resume or the standalone stream); its spec is one literal, not a spread of the input. */
+function openGet(
+  io: TransportIo,
+  input: { sessionId: string | undefined; protocolVersion: string | undefined; lastEventId: string | undefined },
+  established: boolean,
+  signal: AbortSignal,
+): Promise<GetResult> {
+  const spec = {
+    sessionId: input.sessionId,
+    protocolVersion: input.protocolVersion,
+    lastEventId: input.lastEventId,
+    authorization: io.authProvider !== undefined,
+    established,
+  };
+  return openEventStream(io.http, io.sink, spec, signal);
+}
+
 /**
  * The I/O actors the charts name. They are created once, for every transport: a machine
  * provided per transport would rebuild the whole chart each time (hundreds of µs and ~100 KiB).
@@ -39,37 +56,13 @@ export const ioActors = {
     const io = ioOf(system);
     return postMessage(io.http, io.sink, io.options, input, signal);
   }),
-  resumeStream: fromPromise<GetResult, ResumeInput>(({ input, signal, system }) => {
-    const io = ioOf(system);
+  resumeStream: fromPromise<GetResult, ResumeInput>(({ input, signal, system }) =>
     // A resume follows a stream of this session: a 404 to it is session-missing (R6).
-    return openEventStream(
-      io.http,
-      io.sink,
-      {
-        sessionId: input.sessionId,
-        protocolVersion: input.protocolVersion,
-        lastEventId: input.lastEventId,
-        authorization: io.authProvider !== undefined,
-        established: true,
-      },
-      signal,
-    );
-  }),
-  openStandalone: fromPromise<GetResult, OpenStandaloneInput>(({ input, signal, system }) => {
-    const io = ioOf(system);
-    return openEventStream(
-      io.http,
-      io.sink,
-      {
-        sessionId: input.sessionId,
-        protocolVersion: input.protocolVersion,
-        lastEventId: input.lastEventId,
-        established: input.established,
-        authorization: io.authProvider !== undefined,
-      },
-      signal,
-    );
-  }),
+    openGet(ioOf(system), input, true, signal),
+  ),
+  openStandalone: fromPromise<GetResult, OpenStandaloneInput>(({ input, signal, system }) =>
+    openGet(ioOf(system), input, input.established, signal),
+  ),
   authorize: fromPromise<'AUTHORIZED', { challenge: AuthChallenge | undefined }>(({ input, signal, system }) => {
     const io = ioOf(system);
     if (io.authProvider === undefined) throw new Error('authorizing without an authProvider');
