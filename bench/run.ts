@@ -366,6 +366,12 @@ interface SummaryRow {
   targets: (Target & { met: boolean | undefined })[];
 }
 
+/** `items` rotated left by `by` places. */
+function rotated<T>(items: readonly T[], by: number): T[] {
+  const k = items.length === 0 ? 0 : by % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
 function pairedRatio(samples: Sample[], metric: string, a: ClientKind, b: ClientKind): Ratio {
   const ratios: number[] = [];
   for (const round of new Set(samples.map((s) => s.round))) {
@@ -478,10 +484,17 @@ async function main(): Promise<void> {
   const { base, child: server } = await startServer();
   const samples: Sample[] = [];
   const plan = profile.scenarios.map((id) => ({ id, def: scenarioDefs[id] }));
-  const runsOf = (def: ScenarioDef) =>
+  // Round r starts with the r-th client (a rotation), so no client always runs first, right
+  // after another client's run: each takes every place in the order across rounds.
+  const runsOf = (def: ScenarioDef, round = 1) =>
     def.modes
       .filter((m) => profile.modes.includes(m))
-      .flatMap((mode) => clients.filter((k) => def.clients?.includes(k) ?? true).map((kind) => ({ mode, kind })));
+      .flatMap((mode) =>
+        rotated(
+          clients.filter((k) => def.clients?.includes(k) ?? true),
+          round - 1,
+        ).map((kind) => ({ mode, kind })),
+      );
 
   console.log('warm-up round (not recorded)');
   for (const { id, def } of plan.filter((p) => p.id !== 'held' && p.def.once !== true)) {
@@ -493,7 +506,7 @@ async function main(): Promise<void> {
   for (let round = 1; round <= profile.rounds; round++) {
     console.log(`round ${round}/${profile.rounds}`);
     for (const { id, def } of plan.filter((p) => p.def.once !== true)) {
-      for (const { mode, kind } of runsOf(def)) {
+      for (const { mode, kind } of runsOf(def, round)) {
         const sample = await runOne(id, { kind, mode, base, counts: profile.counts }, round);
         samples.push(sample);
         console.log(progressLine(sample, `r${round}`));
