@@ -40,6 +40,8 @@ export interface PostStreamInput {
 export interface InterruptedStream {
   end: StreamEnd;
   seenIds: Set<string>;
+  /** The session ID the POST's answer carried (an initialize's new session): reported with the response, as a POST child reports it. */
+  responseSessionId?: string | undefined;
 }
 
 export interface PostRequestInput {

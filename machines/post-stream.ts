@@ -202,7 +202,7 @@ export const postStreamMachine = postStreamSetup.createMachine({
     requestIds: requestIdsOf(input.message),
     stream: undefined,
     response: undefined,
-    responseSessionId: undefined,
+    responseSessionId: input.interrupted?.responseSessionId,
     lastEventId: input.resumptionToken,
     seenIds: input.interrupted?.seenIds ?? new Set<string>(),
     retryMs: undefined,
@@ -278,7 +278,8 @@ export const postStreamMachine = postStreamSetup.createMachine({
       invoke: {
         src: 'resumeStream',
         input: ({ context }) => ({
-          sessionId: context.sessionId,
+          // An initialize went without a session (H3); its stream is resumed in the session its answer made.
+          sessionId: context.sessionId ?? context.responseSessionId,
           protocolVersion: context.protocolVersion,
           lastEventId: context.lastEventId ?? '',
         }),

@@ -150,7 +150,7 @@ export class DataPlane {
           ticket: call.ticket,
           sessionId: call.sessionId,
           protocolVersion: call.protocolVersion,
-          interrupted: { end: event.end, seenIds },
+          interrupted: { end: event.end, seenIds, responseSessionId: sessionId },
         });
       },
     );

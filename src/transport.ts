@@ -1,5 +1,14 @@
-import { createActor, type Actor } from 'xstate';
-import { connectionMachine, isDirectCall, type ConnectionEmitted, type ConnectionMachine } from '../machines/connection/index.js';
+import { createActor, type Actor, type SnapshotFrom } from 'xstate';
+import {
+  connectionMachine,
+  handshakeIsDirect,
+  INITIALIZE,
+  INITIALIZED,
+  isDirectCall,
+  isRequest,
+  type ConnectionEmitted,
+  type ConnectionMachine,
+} from '../machines/connection/index.js';
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/types.js';
@@ -22,6 +31,20 @@ export interface SendOptions {
   resumptionToken?: string | undefined;
   /** Called with each new event id of this message's stream: keep the last one to resume with. */
   onresumptiontoken?: ((token: string) => void) | undefined;
+}
+
+const noSession = { sessionId: undefined, protocolVersion: undefined } as const;
+
+/**
+ * Whether the chart lets the facade POST this message itself: a plain call while the data plane
+ * is open, or the handshake message the chart is waiting for (unless only a POST child can
+ * carry it: R9's idle watch).
+ */
+function takesDirect(snapshot: SnapshotFrom<ConnectionMachine>, message: JSONRPCMessage): boolean {
+  if (snapshot.hasTag('dataPlane')) return isDirectCall(message);
+  if (!handshakeIsDirect(snapshot.context)) return false;
+  if (snapshot.hasTag('dataPlaneInitialized')) return isRequest(message, INITIALIZED);
+  return snapshot.hasTag('dataPlaneInitialize') && isRequest(message, INITIALIZE);
 }
 
 /** A `send()` promise's two ends, settled once. */
@@ -264,15 +287,17 @@ export class StreamableHTTPClientTransport {
     // W2: offline, a send fails fast (nothing queued to go out later); the session lives on.
     if (snapshot.hasTag('offline')) return Promise.reject(new OfflineError('the network is offline; nothing was sent'));
     // The data plane: the chart says the session takes direct calls, and this one is a plain call
-    // (no resumption, no batch, no message the chart must see, such as a cancellation).
+    // (no resumption, no batch, no message the chart must see, such as a cancellation). The
+    // handshake goes the same way while the chart waits for it, and the chart hears its outcome,
+    // the happy one included (the data plane reports every answer while its tag is off).
     if (
-      snapshot.hasTag('dataPlane') &&
       !Array.isArray(message) &&
       options?.resumptionToken === undefined &&
       options?.onresumptiontoken === undefined &&
-      isDirectCall(message)
+      takesDirect(snapshot, message)
     ) {
-      const { sessionId, protocolVersion } = snapshot.context;
+      // H3: an initialize never carries a session or version, even stale ones.
+      const { sessionId, protocolVersion } = snapshot.hasTag('dataPlaneInitialize') ? noSession : snapshot.context;
       return new Promise((resolve, reject) => {
         this.dataPlane.send(message, ticketFor(resolve, reject), sessionId, protocolVersion);
       });

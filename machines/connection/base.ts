@@ -30,6 +30,7 @@ import {
   INITIALIZE,
   INITIALIZED,
   isRequest,
+  asRequest,
 } from './messages.js';
 
 /** The session and protocol version every request of this session carries. */
@@ -235,7 +236,14 @@ export const sharedActions = actions({
     assertEvent(event, 'post.done');
     if (event.response === undefined || !('result' in event.response)) return {};
     const version = event.response.result.protocolVersion;
-    return { sessionId: event.sessionId, ...versionFields(typeof version === 'string' ? version : context.protocolVersion) };
+    return {
+      sessionId: event.sessionId,
+      ...versionFields(typeof version === 'string' ? version : context.protocolVersion),
+      // F3: the initialize that made this session is what a recovery repeats. Cached here too, as
+      // an initialize the facade POSTed itself never passed through a `send` event.
+      initializeRequest: asRequest(event.message) ?? context.initializeRequest,
+      sessionMissing: false,
+    };
   }),
   deliverResponse: ({ context, event }) => {
     assertEvent(event, 'post.done');

@@ -83,4 +83,5 @@ export const connectionMachine = connectionSetup
 export type ConnectionMachine = typeof connectionMachine;
 
 export type * from './types.js';
-export { failCall, failureResponse, fingerprint, isDirectCall } from './base.js';
+export { handshakeIsDirect } from './session.js';
+export { failCall, failureResponse, fingerprint, INITIALIZE, INITIALIZED, isDirectCall, isRequest } from './base.js';

@@ -15,6 +15,11 @@ export function isRequest(message: JSONRPCMessage | JSONRPCMessage[], method: st
   return !Array.isArray(message) && 'method' in message && message.method === method;
 }
 
+/** The message as a JSON-RPC request (an id and a method), or undefined. */
+export function asRequest(message: JSONRPCMessage | JSONRPCMessage[]): JSONRPCRequest | undefined {
+  return !Array.isArray(message) && 'id' in message && 'method' in message ? message : undefined;
+}
+
 /**
  * A message the data plane may carry while the chart allows it (its `dataPlane` tag): any but
  * those the chart must see itself: an initialize, a cancellation (R8 stops the cancelled

@@ -4,7 +4,7 @@
  */
 import { assertEvent, assign, emit, enqueueActions, stopChild } from 'xstate';
 import { asFailure, ProtocolError, StreamEndedError } from '../errors.js';
-import { INITIALIZE, isRequest, spawnPosts, actions, guards, type ConnectionState } from './base.js';
+import { asRequest, INITIALIZE, isRequest, spawnPosts, actions, guards, type ConnectionState } from './base.js';
 import { authorizeFrom } from './authorization.js';
 import type { ConnectionContext, ConnectionEvent } from './types.js';
 import { sessionClosingStates } from './closing.js';
@@ -23,6 +23,15 @@ function isOtherSessionId(context: ConnectionContext, event: ConnectionEvent): b
 const otherSessionIdWarning = () =>
   new ProtocolError('server sent a different session ID on a later response; keeping the established one');
 
+/**
+ * Whether a POST without a POST child is possible at all: not while streams are watched for
+ * idleness (R9), which only a POST child does. The facade reads it, with the `dataPlaneInitialize`
+ * and `dataPlaneInitialized` tags, for the handshake.
+ */
+export function handshakeIsDirect(context: Pick<ConnectionContext, 'options'>): boolean {
+  return context.options.streamIdleTimeout === undefined;
+}
+
 export const sessionGuards = guards({
   isInitialize: ({ event }) => event.type === 'send' && isRequest(event.message, INITIALIZE),
   isInitializeFailure: ({ event }) => (event.type === 'post.failed' || event.type === 'post.done') && isRequest(event.message, INITIALIZE),
@@ -31,7 +40,7 @@ export const sessionGuards = guards({
    * The data plane may carry calls: not while a re-established session is unproven (the first
    * answer resets the count, in the chart, F3) nor while streams are watched for idleness (R9).
    */
-  takesDirectCalls: ({ context }) => context.recoveriesWithoutProgress === 0 && context.options.streamIdleTimeout === undefined,
+  takesDirectCalls: ({ context }) => context.recoveriesWithoutProgress === 0 && handshakeIsDirect(context),
   /** A session re-established and no call answered since: another 404 is not the session's fault to chase again. */
   recoveredWithoutProgress: ({ context }) => context.recoveriesWithoutProgress > 0,
   standaloneEnabled: ({ context }) => context.options.standaloneStream,
@@ -46,9 +55,8 @@ export const sessionActions = actions({
   unwatchNetwork: stopChild('network'),
   cacheInitialize: assign(({ event }) => {
     assertEvent(event, 'send');
-    const message = event.message;
     return {
-      initializeRequest: !Array.isArray(message) && 'id' in message && 'method' in message ? message : undefined,
+      initializeRequest: asRequest(event.message),
       sessionId: undefined,
       protocolVersion: undefined,
       sessionMissing: false,
@@ -109,9 +117,14 @@ const otherFailure = { actions: ['answerFailure', 'stopPost'] } as const;
 const otherAnswer = { actions: ['deliverResponse', 'stopPost'] } as const;
 
 export const sessionStates = {
-  /** The initialize POST is in flight, or awaited. */
+  /**
+   * The initialize POST is in flight, or awaited. The facade POSTs the initialize itself (tag
+   * `dataPlaneInitialize`) and reports every outcome here, the InitializeResult included: no POST
+   * child for it unless its stream must be resumed. A machine driven without the facade gets a
+   * POST child for it as before.
+   */
   connecting: {
-    tags: ['connecting'],
+    tags: ['connecting', 'dataPlaneInitialize'],
     on: {
       send: [{ guard: 'isInitialize', actions: ['cacheInitialize', 'spawnPost'] }, { actions: 'spawnPost' }],
       'post.done': [
@@ -127,9 +140,13 @@ export const sessionStates = {
       ],
     },
   },
-  /** InitializeResult received; waiting for notifications/initialized to be accepted. */
+  /**
+   * InitializeResult received; waiting for notifications/initialized to be accepted. The facade
+   * POSTs that notification itself (tag `dataPlaneInitialized`) and reports every outcome here,
+   * the 202 included: no POST child for it.
+   */
   initializing: {
-    tags: ['connecting'],
+    tags: ['connecting', 'dataPlaneInitialized'],
     on: {
       send: { actions: 'spawnPost' },
       'post.done': [{ guard: 'isInitializedAccepted', target: 'open', actions: 'stopPost' }, otherAnswer],

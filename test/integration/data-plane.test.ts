@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import {
   SessionExpiredError,
+  StreamableHTTPError,
   StreamableHTTPClientTransport,
   TransportClosedError,
   type JSONRPCMessage,
@@ -93,6 +94,100 @@ describe('data plane: the happy call', () => {
     expect(chartEvents).toEqual([]);
     expect(postChildren()).toEqual([]);
     expect(transport.actor.getSnapshot().hasTag('dataPlane')).toBe(true);
+  });
+});
+
+/** A transport started on a scripted server, with the POST children its chart spawns and the events it hears recorded. */
+async function handshake(options: StreamableHTTPClientTransportOptions = {}) {
+  const server = await scripted();
+  const spawned: string[] = [];
+  const chartEvents: string[] = [];
+  const inspect = (event: InspectionEvent) => {
+    const id = event.type === '@xstate.actor' && 'id' in event.actorRef ? String(event.actorRef.id) : '';
+    if (id.startsWith('post-')) spawned.push(id);
+    if (event.type === '@xstate.event' && event.actorRef.sessionId === event.rootId && event.sourceRef !== event.actorRef) {
+      chartEvents.push(event.event.type);
+    }
+  };
+  const transport = new StreamableHTTPClientTransport(server.url, { ...options, inspect });
+  cleanups.push(() => transport.close());
+  const messages: JSONRPCMessage[] = [];
+  transport.onmessage = (message) => messages.push(message);
+  await transport.start();
+  return { server, transport, messages, spawned, chartEvents };
+}
+
+const initialize: JSONRPCMessage = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'data-plane-test', version: '1.0.0' } },
+};
+
+describe('data plane: the handshake', () => {
+  it('H3, F3: initialize and notifications/initialized are POSTed by the facade while the chart waits for them (no POST child); the chart hears each answer, adopts the session and keeps the initialize for a recovery', async () => {
+    const { server, transport, messages, spawned, chartEvents } = await handshake();
+    expect(transport.actor.getSnapshot().hasTag('dataPlaneInitialize')).toBe(true);
+    await transport.send(initialize);
+    await until(() => transport.actor.getSnapshot().matches('initializing'), 'the InitializeResult adopted');
+    expect(transport.sessionId).toBe(server.sessionId);
+    expect(messages).toEqual([
+      result(0, { protocolVersion: PROTOCOL_VERSION, capabilities: {}, serverInfo: { name: 'scripted', version: '1.0.0' } }),
+    ]);
+    expect(transport.actor.getSnapshot().hasTag('dataPlaneInitialized')).toBe(true);
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    await until(() => transport.actor.getSnapshot().hasTag('dataPlane'), 'the session open');
+    expect(spawned).toEqual([]);
+    expect(chartEvents.filter((type) => type === 'post.done')).toHaveLength(2);
+    // H3: the initialize carried no session; the notification carried the new one.
+    const [init, initialized] = server.filter({ http: 'POST' });
+    expect(header(init!, 'mcp-session-id')).toBeUndefined();
+    expect(header(initialized!, 'mcp-session-id')).toBe(server.sessionId);
+    // F3: what a recovery would repeat, and what saveState() hands on.
+    expect(transport.saveState()?.initialize).toEqual(initialize);
+  });
+
+  it('R1, H3: an initialize whose SSE answer ends after an event id but before the InitializeResult is resumed by a POST child in the session that answer made, and the session is adopted', async () => {
+    const { server, transport, messages, spawned } = await handshake();
+    const note = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'starting' } };
+    const initializeResult = result(0, {
+      protocolVersion: PROTOCOL_VERSION,
+      capabilities: {},
+      serverInfo: { name: 'scripted', version: '1.0.0' },
+    });
+    server.on({ rpc: 'initialize' }, sse([{ id: 'e1', data: note, retry: 10 }], { sessionId: 'made-by-initialize' }), 1);
+    server.on(
+      { http: 'GET' },
+      (r) => (header(r, 'last-event-id') === 'e1' ? sse([{ id: 'e2', data: initializeResult }]) : { status: 405 }),
+      1,
+    );
+    await transport.send(initialize);
+    const resume = await server.waitFor((r) => r.method === 'GET' && header(r, 'last-event-id') === 'e1');
+    expect(header(resume, 'mcp-session-id')).toBe('made-by-initialize');
+    await until(() => transport.actor.getSnapshot().matches('initializing'), 'the InitializeResult adopted');
+    expect(transport.sessionId).toBe('made-by-initialize');
+    expect(messages).toEqual([note, initializeResult]);
+    expect(spawned).toEqual(['post-0']);
+    await until(() => Object.keys(transport.actor.getSnapshot().children).every((id) => !id.startsWith('post-')), 'the POST child gone');
+  });
+
+  it("A1: a 401 to an initialize POSTed by the facade is the chart's: without an auth provider the connect fails with the HTTP error, the session never opened", async () => {
+    const { server, transport } = await handshake();
+    server.on({ rpc: 'initialize' }, { status: 401, headers: { 'www-authenticate': 'Bearer' } }, 1);
+    const error = await rejection(transport.send(initialize));
+    expect(error).toBeInstanceOf(StreamableHTTPError);
+    expect(error).toMatchObject({ status: 401 });
+    await until(() => transport.actor.getSnapshot().matches('failed'), 'the chart failed');
+  });
+
+  it('R9: with streamIdleTimeout the handshake goes through POST children, since only they watch a stream for idleness', async () => {
+    const { transport, spawned } = await handshake({ streamIdleTimeout: 5_000 });
+    expect(transport.actor.getSnapshot().hasTag('dataPlaneInitialize')).toBe(true);
+    await transport.send(initialize);
+    await until(() => transport.actor.getSnapshot().matches('initializing'), 'the InitializeResult adopted');
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    await until(() => transport.actor.getSnapshot().matches('open'), 'the session open');
+    expect(spawned).toEqual(['post-0', 'post-0']);
   });
 });
 

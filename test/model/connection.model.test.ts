@@ -35,6 +35,10 @@ const needsSecondGet =
 
 const unreachable: Record<string, string> = {
   'connection.closed|close|0': 'the facade: close() on a closed transport resolves without telling the chart',
+  'connection.connecting|send|0':
+    "the facade POSTs the initialize itself (tag dataPlaneInitialize) unless streamIdleTimeout is set, which the model's " +
+    'transports do not set; the chart hears its outcome (post.done, post.failed), which the paths take. A POST child for it: ' +
+    'R9 in test/integration/data-plane.test.ts, and test/unit/connection.test.ts',
   'connection.open|standalone.sessionMissing|0': needsSecondGet,
   'connection.open|standalone.sessionMissing|1': needsSecondGet,
   ...Object.fromEntries(
