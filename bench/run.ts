@@ -15,7 +15,8 @@
  *   --growth-calls=N              calls for the heap-growth figure
  *   --no-write                    do not write bench/results/latest.{md,json}
  *
- * Rounds alternate the clients scenario by scenario, after one unrecorded warm-up round. A table
+ * Rounds alternate the clients scenario by scenario (the order rotated by one place each round,
+ * so that no client always runs first), after one unrecorded warm-up round. A table
  * value is the median over rounds; a ratio is computed per round (paired), its median shown with
  * the min–max over rounds. Every target of the project is a row with its ratio and met / not met.
  */
@@ -547,7 +548,7 @@ async function main(): Promise<void> {
   const leaks = samples.filter((s) => s.leakedSessions > 0);
   const count = (pick: (s: Sample) => number) => samples.reduce((n, s) => n + pick(s), 0);
   const notes = [
-    `Profile: ${profile.name}; ${profile.rounds} rounds after one warm-up round; clients alternate ${clients.join(' → ')} for every scenario and mode; heap growth runs once, after the rounds: ${fmt(samples.find((s) => s.scenario === 'growth')?.metrics.calls ?? Number.NaN)} calls made of ${profile.counts.growth.count.toLocaleString('en-US')} asked (${profile.counts.growth.concurrency} in flight, at most ${profile.counts.growth.seconds} s).`,
+    `Profile: ${profile.name}; ${profile.rounds} rounds after one warm-up round; clients alternate ${clients.join(' → ')} for every scenario and mode, the order rotated by one place each round; heap growth runs once, after the rounds: ${fmt(samples.find((s) => s.scenario === 'growth')?.metrics.calls ?? Number.NaN)} calls made of ${profile.counts.growth.count.toLocaleString('en-US')} asked (${profile.counts.growth.concurrency} in flight, at most ${profile.counts.growth.seconds} s).`,
     `Machine: node ${machine.node}, ${machine.cpuModel}, ${machine.cores} cores, ${machine.platform}. Server: the SDK's McpServer + StreamableHTTPServerTransport in a separate process on 127.0.0.1. The floor has no server: the SDK Client over an instant in-memory transport.`,
     "Values are medians over rounds; ratios are per-round (paired) ratios, median (min–max). ↑ higher is better, ↓ lower is better. Client CPU is the client process's own process.cpuUsage() around the measured part; memory figures come from a fresh child process after forced GC.",
     'Heap per held session is the growth over the second half of the sessions divided by their number (the first half also pays for code compiled once: heapKiBPerSessionFirstHalf in latest.json). Heap after close is measured against the heap after one whole warm-up session (open, calls, close); "without compiled code" subtracts V8\'s code and bytecode (v8.getHeapCodeStatistics()).',
