@@ -220,6 +220,34 @@ describe('A1: the SDK OAuth flow', () => {
     expect(transport.sessionId).toBe(sessionId);
   });
 
+  it('A1, F3: an initialize POSTed by the facade (the handshake on the data plane) that meets 401 with a revoked token: the chart runs the flow (a refresh), sends it again, and adopts the session, keeping that initialize for a recovery', async () => {
+    const setup = await setUp();
+    const { as, rs } = setup;
+    const { provider, client } = await authorizedClient(setup);
+    await client.close();
+    const revoked = provider.accessToken!;
+    as.provider.revoke(revoked);
+    const before = rs.mcpRequests().length;
+
+    const transport = transportFor(rs.url, { authProvider: provider });
+    const again = clientFor();
+    await again.connect(transport);
+    expect(textOf(await again.callTool({ name: 'echo', arguments: { text: 'after refresh' } }))).toBe('after refresh');
+
+    const initializes = rs
+      .mcpRequests()
+      .slice(before)
+      .filter((request) => request.rpc === 'initialize');
+    expect(initializes).toHaveLength(2);
+    expect(await statusOf(initializes[0])).toBe(401);
+    expect(headerOf(initializes[0]!, 'authorization')).toBe(`Bearer ${revoked}`);
+    expect(headerOf(initializes[1]!, 'authorization')).toBe(`Bearer ${provider.accessToken!}`);
+    expect(as.provider.grants.map((grant) => grant.grantType)).toEqual(['authorization_code', 'refresh_token']);
+    expect(transport.sessionId).toBeDefined();
+    expect(transport.saveState()?.initialize).toMatchObject({ method: 'initialize' });
+    await again.close();
+  });
+
   it('A1: the standalone GET that meets 401 when it reconnects runs the flow (a refresh) and opens again with the new token', async () => {
     const setup = await setUp();
     const { as, rs } = setup;
