@@ -185,8 +185,10 @@ export async function postMessage(
   if (input.endpoint !== undefined) return postLegacy(http, input, signal);
   const exchange = await send(http, {
     method: 'POST',
+    url: undefined,
     sessionId: input.sessionId,
     protocolVersion: input.protocolVersion,
+    lastEventId: undefined,
     body: JSON.stringify(input.message),
     signal,
     control,
@@ -238,8 +240,10 @@ async function postLegacy(http: HttpClient, input: PostRequestInput, signal: Abo
     url: new URL(input.endpoint ?? '', http.url),
     sessionId: undefined,
     protocolVersion: input.protocolVersion,
+    lastEventId: undefined,
     body: JSON.stringify(input.message),
     signal,
+    control: undefined,
   });
   try {
     if (!exchange.response.ok) {
@@ -324,10 +328,13 @@ export async function openEventStream(
 ): Promise<GetResult> {
   const exchange = await send(http, {
     method: 'GET',
+    url: undefined,
     sessionId: spec.sessionId,
     protocolVersion: spec.protocolVersion,
     lastEventId: spec.lastEventId,
+    body: undefined,
     signal,
+    control: undefined,
   });
   const { response } = exchange;
   const type = mediaType(response.headers.get('content-type'));
@@ -378,7 +385,16 @@ export async function deleteSession(
   }, timeoutMs);
   let exchange: Exchange;
   try {
-    exchange = await http.request({ method: 'DELETE', ...spec, control: bounded });
+    exchange = await http.request({
+      method: 'DELETE',
+      url: undefined,
+      sessionId: spec.sessionId,
+      protocolVersion: spec.protocolVersion,
+      lastEventId: undefined,
+      body: undefined,
+      signal: undefined,
+      control: bounded,
+    });
   } catch (error) {
     if (state.timedOut) throw new StreamableHTTPError(`DELETE was not answered within deleteTimeout (${timeoutMs} ms)`, { cause: error });
     throw networkError(error, 'DELETE');
