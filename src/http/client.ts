@@ -166,9 +166,8 @@ export interface Exchange {
 
 /**
  * One request. Every field is always present, in this order, at each call site: specs of one
- * shape keep the client's code optimized for it; a spec of another
- * shape (the standalone GET, the DELETE at close) deoptimized it once per session, and the next
- * session's first ~2,000 calls cost up to twice the CPU until it was optimized again.
+ * shape keep the code that reads them optimized. With optional fields, the standalone GET's and
+ * the DELETE's specs (other shapes) deoptimized `headersFor` once per session (--trace-deopt).
  */
 export interface RequestSpec {
   method: 'POST' | 'GET' | 'DELETE';
