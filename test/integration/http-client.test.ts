@@ -90,6 +90,42 @@ describe('H11: the HTTP client', () => {
     for (const request of server.requests) expect(request.headers['x-team'], request.method).toBe('blue');
   });
 
+  it('H11: every request carries the Host of its URL and keep-alive, and a POST the Content-Length of its body, as fetch sends them', async () => {
+    const server = await started.serve();
+    const { client: sdk } = await connect(server.url);
+    await sdk.listTools();
+    await sdk.close();
+    expect(new Set(server.requests.map((r) => r.method))).toEqual(new Set(['POST', 'GET', 'DELETE']));
+    for (const request of server.requests) {
+      expect(request.headers.host, request.method).toBe(server.url.host);
+      expect(request.headers.connection, request.method).toBe('keep-alive');
+      expect(request.headers['user-agent'], request.method).toBeDefined();
+      if (request.method === 'POST')
+        expect(request.headers['content-length']).toBe(String(Buffer.byteLength(JSON.stringify(request.body))));
+      else expect(request.headers['content-length']).toBeUndefined();
+    }
+  });
+
+  it(`H11: credentials in the URL ${client === 'node' ? 'go as Basic authorization (as node:http sends them)' : 'are refused by fetch before any request'}; a requestInit Authorization header wins over them`, async () => {
+    const server = await started.serve();
+    const withUserinfo = new URL(server.url);
+    withUserinfo.username = 'ann%20lee';
+    withUserinfo.password = 'p%C3%A4ss';
+    if (client === 'fetch') {
+      await expect(connect(withUserinfo)).rejects.toThrow();
+      expect(server.requests).toHaveLength(0);
+      return;
+    }
+    const { client: sdk } = await connect(withUserinfo);
+    await sdk.close();
+    const basic = `Basic ${Buffer.from('ann lee:päss').toString('base64')}`;
+    for (const request of server.requests) expect(request.headers.authorization, request.method).toBe(basic);
+    const before = server.requests.length;
+    const { client: other } = await connect(withUserinfo, { requestInit: { headers: { authorization: 'Bearer given' } } });
+    await other.close();
+    for (const request of server.requests.slice(before)) expect(request.headers.authorization, request.method).toBe('Bearer given');
+  });
+
   it('H11: a header field the server repeats is read as fetch reads it: every value, joined with ", "', async () => {
     const server = await scripted();
     // Node's own parsed headers keep only the first Content-Type; fetch joins them, and so does this client.
