@@ -14,31 +14,29 @@
  *   --modes=json,sse              response modes
  *   --growth-calls=N              calls for the heap-growth figure
  *   --no-write                    do not write bench/results/latest.{md,json}
+ *   --in-process                  run every client in this process (before, the only way)
  *
  * Rounds alternate the clients scenario by scenario (the order rotated by one place each round,
  * so that no client always runs first), after one unrecorded warm-up round. A table
  * value is the median over rounds; a ratio is computed per round (paired), its median shown with
  * the min–max over rounds. Every target of the project is a row with its ratio and met / not met.
  */
-import { fork } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { ClientReply, ClientRequest } from './client-process.js';
 import { clientKinds, clientLabels, type ClientKind } from './clients.js';
 import { coldStart } from './cold-start.js';
 import type { MemoryReply, MemoryRequest } from './memory.js';
 import { benchDir, projectDir, startServer, stopAll, stopChild, track } from './processes.js';
 import {
-  cycles,
+  clientScenarios,
   forceGc,
-  inflight,
-  logStream,
   modes as allModes,
-  payload,
-  progress,
   resetServer,
-  sequential,
+  type ClientScenarioId,
   type Counts,
   type Metrics,
   type Mode,
@@ -96,7 +94,15 @@ const profiles: Record<Profile['name'], Profile> = {
   quick: { name: 'quick', rounds: 3, counts: quickCounts, scenarios: scenarioIds.filter((id) => id !== 'held'), modes: ['sse'] },
 };
 
-function parseOptions(argv: string[]): { profile: Profile; clients: ClientKind[]; write: boolean } {
+interface Options {
+  profile: Profile;
+  clients: ClientKind[];
+  write: boolean;
+  /** Every client in the bench process, not each in its own (bench/client-process.ts). */
+  inProcess: boolean;
+}
+
+function parseOptions(argv: string[]): Options {
   const get = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   const list = <T extends string>(name: string, allowed: readonly T[], fallback: T[]): T[] => {
     const value = get(name);
@@ -119,7 +125,12 @@ function parseOptions(argv: string[]): { profile: Profile; clients: ClientKind[]
     scenarios: list('scenarios', scenarioIds, base.scenarios),
     modes: list('modes', allModes, base.modes),
   };
-  return { profile, clients: list('clients', clientKinds, [...clientKinds]), write: !argv.includes('--no-write') };
+  return {
+    profile,
+    clients: list('clients', clientKinds, [...clientKinds]),
+    write: !argv.includes('--no-write'),
+    inProcess: argv.includes('--in-process'),
+  };
 }
 
 // ───────────────────────────── scenarios ─────────────────────────────
@@ -157,6 +168,72 @@ async function inChild(request: MemoryRequest): Promise<ScenarioResult> {
   }
 }
 
+/** One process per client (bench/client-process.ts), forked on first use and kept for the run. */
+class ClientProcesses {
+  private readonly processes = new Map<ClientKind, ChildProcess>();
+  private seq = 0;
+
+  constructor(private readonly inProcess: boolean) {}
+
+  /** Runs a client scenario in the client's process; the process's warnings are this process's. */
+  async run(id: ClientScenarioId, ctx: ScenarioContext): Promise<ScenarioResult> {
+    if (this.inProcess) return clientScenarios[id](ctx);
+    const child = this.processOf(ctx.kind);
+    const seq = ++this.seq;
+    const reply = await new Promise<ClientReply>((resolve, reject) => {
+      const onMessage = (message: ClientReply) => {
+        if (message.seq !== seq) return;
+        done();
+        resolve(message);
+      };
+      const onExit = (code: number | null) => {
+        done();
+        this.processes.delete(ctx.kind);
+        reject(new Error(`client process exited (code ${String(code)}) during ${id}`));
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`client process: ${id} took more than 10 minutes`));
+      }, 600_000);
+      const done = () => {
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+      };
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+      const request: ClientRequest = { seq, id, ctx };
+      child.send(request);
+    });
+    warnings.push(...reply.warnings);
+    if (!reply.ok) throw new Error(reply.error);
+    return reply.result;
+  }
+
+  private processOf(kind: ClientKind): ChildProcess {
+    const existing = this.processes.get(kind);
+    if (existing !== undefined) return existing;
+    const child = track(
+      fork(join(benchDir, 'client-process.ts'), [kind], {
+        cwd: projectDir,
+        execArgv: ['--expose-gc', '--import', 'tsx'],
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+        // NaN (a figure not measured) survives the structured clone, not JSON.
+        serialization: 'advanced',
+      }),
+    );
+    this.processes.set(kind, child);
+    return child;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([...this.processes.values()].map(stopChild));
+    this.processes.clear();
+  }
+}
+
+let clientProcesses = new ClientProcesses(false);
+
 interface ScenarioDef {
   title: string;
   modes: readonly Mode[];
@@ -168,12 +245,16 @@ interface ScenarioDef {
 }
 
 const scenarioDefs: Record<ScenarioId, ScenarioDef> = {
-  sequential: { title: 'Sequential echo', modes: allModes, run: sequential },
-  inflight: { title: '32 calls in flight', modes: allModes, run: inflight },
+  sequential: { title: 'Sequential echo', modes: allModes, run: (ctx) => clientProcesses.run('sequential', ctx) },
+  inflight: { title: '32 calls in flight', modes: allModes, run: (ctx) => clientProcesses.run('inflight', ctx) },
   // With enableJsonResponse the SDK server drops request-related notifications: no progress in JSON mode.
-  progress: { title: '1,000 progress notifications (POST stream)', modes: ['sse'], run: progress },
-  log: { title: '1,000 log notifications (GET stream)', modes: allModes, run: logStream },
-  cycles: { title: 'connect + initialize + close (DELETE)', modes: allModes, run: cycles },
+  progress: {
+    title: '1,000 progress notifications (POST stream)',
+    modes: ['sse'],
+    run: (ctx) => clientProcesses.run('progress', ctx),
+  },
+  log: { title: '1,000 log notifications (GET stream)', modes: allModes, run: (ctx) => clientProcesses.run('log', ctx) },
+  cycles: { title: 'connect + initialize + close (DELETE)', modes: allModes, run: (ctx) => clientProcesses.run('cycles', ctx) },
   held: {
     title: 'Held sessions with GET stream',
     modes: allModes,
@@ -188,7 +269,7 @@ const scenarioDefs: Record<ScenarioId, ScenarioDef> = {
         concurrency: ctx.counts.held.concurrency,
       }),
   },
-  'payload-1m': { title: 'Echo 1 MiB', modes: allModes, run: (ctx) => payload(ctx, MiB) },
+  'payload-1m': { title: 'Echo 1 MiB', modes: allModes, run: (ctx) => clientProcesses.run('payload-1m', ctx) },
   growth: {
     title: 'Echo calls on one session, then close',
     modes: ['sse'],
@@ -467,7 +548,8 @@ function loadAverage(): string {
 async function main(): Promise<void> {
   const started = performance.now();
   const startedAt = new Date().toISOString();
-  const { profile, clients, write } = parseOptions(process.argv.slice(2));
+  const { profile, clients, write, inProcess } = parseOptions(process.argv.slice(2));
+  clientProcesses = new ClientProcesses(inProcess);
   forceGc(); // fails early without --expose-gc
   const cpu = os.cpus();
   const machine = {
@@ -478,7 +560,7 @@ async function main(): Promise<void> {
   };
   const loadAtStart = loadAverage();
   console.log(
-    `mcp-xstate-transport benchmark (${profile.name}): ${profile.rounds} rounds, clients ${clients.join(', ')}, scenarios ${profile.scenarios.join(', ')}, modes ${profile.modes.join(', ')}`,
+    `mcp-xstate-transport benchmark (${profile.name}): ${profile.rounds} rounds, clients ${clients.join(', ')}, scenarios ${profile.scenarios.join(', ')}, modes ${profile.modes.join(', ')}, ${inProcess ? 'all in this process' : 'a process per client'}`,
   );
   console.log(`node ${machine.node}, ${machine.cpuModel}, ${machine.cores} cores; load average ${loadAtStart}`);
 
@@ -522,6 +604,7 @@ async function main(): Promise<void> {
       console.log(progressLine(sample, 'once'));
     }
   }
+  await clientProcesses.stop();
   await stopChild(server);
   const cold = await coldStart();
   if (cold !== undefined) {
@@ -548,9 +631,9 @@ async function main(): Promise<void> {
   const leaks = samples.filter((s) => s.leakedSessions > 0);
   const count = (pick: (s: Sample) => number) => samples.reduce((n, s) => n + pick(s), 0);
   const notes = [
-    `Profile: ${profile.name}; ${profile.rounds} rounds after one warm-up round; clients alternate ${clients.join(' → ')} for every scenario and mode, the order rotated by one place each round; heap growth runs once, after the rounds: ${fmt(samples.find((s) => s.scenario === 'growth')?.metrics.calls ?? Number.NaN)} calls made of ${profile.counts.growth.count.toLocaleString('en-US')} asked (${profile.counts.growth.concurrency} in flight, at most ${profile.counts.growth.seconds} s).`,
+    `Profile: ${profile.name}; ${profile.rounds} rounds after one warm-up round; clients alternate ${clients.join(' → ')} for every scenario and mode, the order rotated by one place each round; ${inProcess ? 'every client runs in the bench process (--in-process)' : 'each client runs in its own process (bench/client-process.ts), kept for the whole run'}; heap growth runs once, after the rounds: ${fmt(samples.find((s) => s.scenario === 'growth')?.metrics.calls ?? Number.NaN)} calls made of ${profile.counts.growth.count.toLocaleString('en-US')} asked (${profile.counts.growth.concurrency} in flight, at most ${profile.counts.growth.seconds} s).`,
     `Machine: node ${machine.node}, ${machine.cpuModel}, ${machine.cores} cores, ${machine.platform}. Server: the SDK's McpServer + StreamableHTTPServerTransport in a separate process on 127.0.0.1. The floor has no server: the SDK Client over an instant in-memory transport.`,
-    "Values are medians over rounds; ratios are per-round (paired) ratios, median (min–max). ↑ higher is better, ↓ lower is better. Client CPU is the client process's own process.cpuUsage() around the measured part; memory figures come from a fresh child process after forced GC.",
+    "Values are medians over rounds; ratios are per-round (paired) ratios, median (min–max). ↑ higher is better, ↓ lower is better. Client CPU is the client's process's own process.cpuUsage() around the measured part; memory figures come from a fresh child process after forced GC.",
     'Heap per held session is the growth over the second half of the sessions divided by their number (the first half also pays for code compiled once: heapKiBPerSessionFirstHalf in latest.json). Heap after close is measured against the heap after one whole warm-up session (open, calls, close); "without compiled code" subtracts V8\'s code and bytecode (v8.getHeapCodeStatistics()).',
     `Targets met: ${targets.filter((t) => t.met === true).length} of ${targets.length} (${targets.filter((t) => t.met === undefined).length} not measured).`,
     failures.length > 0
@@ -566,7 +649,7 @@ async function main(): Promise<void> {
   console.log(`\n${markdown}`);
   if (write) {
     writeFileSync(join(benchDir, 'results', 'latest.md'), markdown);
-    const json = { startedAt, runtimeSeconds, machine, profile, summary: rows, samples };
+    const json = { startedAt, runtimeSeconds, machine, profile, inProcess, summary: rows, samples };
     writeFileSync(
       join(benchDir, 'results', 'latest.json'),
       `${JSON.stringify(json, (_key, value: unknown) => (typeof value === 'number' && !Number.isFinite(value) ? null : value), 1)}\n`,

@@ -317,3 +317,14 @@ export function payload(ctx: ScenarioContext, bytes: number): Promise<ScenarioRe
     };
   });
 }
+
+/** The scenarios a client runs in its own process (bench/client-process.ts), by id. */
+export const clientScenarios = {
+  sequential,
+  inflight,
+  progress,
+  log: logStream,
+  cycles,
+  'payload-1m': (ctx: ScenarioContext) => payload(ctx, 1024 * 1024),
+} as const satisfies Record<string, (ctx: ScenarioContext) => Promise<ScenarioResult>>;
+export type ClientScenarioId = keyof typeof clientScenarios;
