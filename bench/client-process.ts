@@ -1,10 +1,12 @@
 /**
- * One client's process. bench/run.ts forks one per client (this transport, the SDK transport,
- * the raw fetch loop, the floor) and sends it scenario after scenario over IPC, rounds
- * alternating between the processes as before. Each client so runs alone in its process, as it
- * would in an application: in one shared process, the SDK `Client`'s code, Node's streams and
- * the promise machinery are fed by every client in turn, and each client pays for the others'
- * type feedback (deoptimised and optimised again, every round). `--in-process` keeps the old way.
+ * One client's process. For each scenario, bench/run.ts forks one per client (this transport,
+ * the SDK transport, the raw fetch loop, the floor) and sends it the warm-up run and then each
+ * round's run over IPC, rounds alternating between the processes as before. Each client so runs
+ * alone in its process, as it would in an application, and each scenario starts on a process no
+ * other scenario ran in. Measured: with every client in one process, each cost more per call
+ * (the SDK `Client`'s code, Node's streams and the promise machinery fed by every client in turn);
+ * a process that ran only this transport showed no extra cost for a fresh session after its first.
+ * `--in-process` runs every client in the bench process.
  */
 import { clientScenarios, type ClientScenarioId, type ScenarioContext, type ScenarioResult } from './scenarios.js';
 

@@ -16,8 +16,9 @@
  *   --no-write                    do not write bench/results/latest.{md,json}
  *   --in-process                  run every client in this process (before, the only way)
  *
- * Rounds alternate the clients scenario by scenario (the order rotated by one place each round,
- * so that no client always runs first), after one unrecorded warm-up round. A table
+ * Scenario after scenario: each client gets a new process for the scenario (bench/client-process.ts),
+ * one unrecorded warm-up run as long as a measured one, then the rounds, which alternate the clients (the order rotated by
+ * one place each round, so that no client always runs first). A table
  * value is the median over rounds; a ratio is computed per round (paired), its median shown with
  * the min–max over rounds. Every target of the project is a row with its ratio and met / not met.
  */
@@ -55,7 +56,7 @@ const MiB = 1024 * 1024;
 const fullCounts: Counts = {
   sequential: { count: 3000, seconds: 1.5 },
   inflight: { count: 6000, seconds: 1.2, concurrency: 32 },
-  notifications: { perRun: 1000, runs: 2, seconds: 3 },
+  notifications: { perRun: 1000, runs: 5, seconds: 5 },
   cycles: { count: 600, seconds: 1.2 },
   held: { sessions: 500, seconds: 20, concurrency: 8 },
   growth: { count: 100_000, seconds: 120, concurrency: 8 },
@@ -70,14 +71,6 @@ const quickCounts: Counts = {
   held: { sessions: 100, seconds: 5, concurrency: 8 },
   growth: { count: 5_000, seconds: 20, concurrency: 8 },
   payloads: [{ bytes: MiB, count: 6, seconds: 0.8 }],
-};
-
-const warmupCounts: Counts = {
-  ...quickCounts,
-  sequential: { count: 300, seconds: 0.4 },
-  inflight: { count: 600, seconds: 0.3, concurrency: 32 },
-  cycles: { count: 40, seconds: 0.3 },
-  payloads: [{ bytes: MiB, count: 3, seconds: 0.5 }],
 };
 
 interface Profile {
@@ -168,7 +161,7 @@ async function inChild(request: MemoryRequest): Promise<ScenarioResult> {
   }
 }
 
-/** One process per client (bench/client-process.ts), forked on first use and kept for the run. */
+/** One process per client (bench/client-process.ts), forked on first use and kept for one scenario. */
 class ClientProcesses {
   private readonly processes = new Map<ClientKind, ChildProcess>();
   private seq = 0;
@@ -579,22 +572,26 @@ async function main(): Promise<void> {
         ).map((kind) => ({ mode, kind })),
       );
 
-  console.log('warm-up round (not recorded)');
-  for (const { id, def } of plan.filter((p) => p.id !== 'held' && p.def.once !== true)) {
-    for (const { mode, kind } of runsOf(def)) {
-      const sample = await runOne(id, { kind, mode, base, counts: warmupCounts }, 0);
-      if (sample.failure !== undefined) console.log(progressLine(sample, 'warm-up'));
+  // Scenario by scenario, like a benchmark harness that forks per benchmark: each client's
+  // process is new for each scenario, warmed up by one run as long as a measured one (not
+  // recorded), then measured round after round; so no scenario runs on what another one left (a heap grown by 1 MiB echoes,
+  // code optimised for another workload).
+  for (const { id, def } of plan.filter((p) => p.def.once !== true)) {
+    console.log(`${def.title}: warm-up (not recorded), then ${profile.rounds} rounds`);
+    if (id !== 'held') {
+      for (const { mode, kind } of runsOf(def)) {
+        const sample = await runOne(id, { kind, mode, base, counts: profile.counts }, 0);
+        if (sample.failure !== undefined) console.log(progressLine(sample, 'warm-up'));
+      }
     }
-  }
-  for (let round = 1; round <= profile.rounds; round++) {
-    console.log(`round ${round}/${profile.rounds}`);
-    for (const { id, def } of plan.filter((p) => p.def.once !== true)) {
+    for (let round = 1; round <= profile.rounds; round++) {
       for (const { mode, kind } of runsOf(def, round)) {
         const sample = await runOne(id, { kind, mode, base, counts: profile.counts }, round);
         samples.push(sample);
         console.log(progressLine(sample, `r${round}`));
       }
     }
+    await clientProcesses.stop();
     console.log(`  load average ${loadAverage()}`);
   }
   for (const { id, def } of plan.filter((p) => p.def.once === true)) {
@@ -631,7 +628,7 @@ async function main(): Promise<void> {
   const leaks = samples.filter((s) => s.leakedSessions > 0);
   const count = (pick: (s: Sample) => number) => samples.reduce((n, s) => n + pick(s), 0);
   const notes = [
-    `Profile: ${profile.name}; ${profile.rounds} rounds after one warm-up round; clients alternate ${clients.join(' → ')} for every scenario and mode, the order rotated by one place each round; ${inProcess ? 'every client runs in the bench process (--in-process)' : 'each client runs in its own process (bench/client-process.ts), kept for the whole run'}; heap growth runs once, after the rounds: ${fmt(samples.find((s) => s.scenario === 'growth')?.metrics.calls ?? Number.NaN)} calls made of ${profile.counts.growth.count.toLocaleString('en-US')} asked (${profile.counts.growth.concurrency} in flight, at most ${profile.counts.growth.seconds} s).`,
+    `Profile: ${profile.name}; scenario by scenario, ${profile.rounds} rounds after one warm-up run; clients alternate ${clients.join(' → ')} for every scenario and mode, the order rotated by one place each round; ${inProcess ? 'every client runs in the bench process (--in-process)' : 'each client runs in its own process (bench/client-process.ts), a new one for each scenario'}; heap growth runs once, after the rounds: ${fmt(samples.find((s) => s.scenario === 'growth')?.metrics.calls ?? Number.NaN)} calls made of ${profile.counts.growth.count.toLocaleString('en-US')} asked (${profile.counts.growth.concurrency} in flight, at most ${profile.counts.growth.seconds} s).`,
     `Machine: node ${machine.node}, ${machine.cpuModel}, ${machine.cores} cores, ${machine.platform}. Server: the SDK's McpServer + StreamableHTTPServerTransport in a separate process on 127.0.0.1. The floor has no server: the SDK Client over an instant in-memory transport.`,
     "Values are medians over rounds; ratios are per-round (paired) ratios, median (min–max). ↑ higher is better, ↓ lower is better. Client CPU is the client's process's own process.cpuUsage() around the measured part; memory figures come from a fresh child process after forced GC.",
     'Heap per held session is the growth over the second half of the sessions divided by their number (the first half also pays for code compiled once: heapKiBPerSessionFirstHalf in latest.json). Heap after close is measured against the heap after one whole warm-up session (open, calls, close); "without compiled code" subtracts V8\'s code and bytecode (v8.getHeapCodeStatistics()).',
