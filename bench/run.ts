@@ -17,7 +17,7 @@
  *   --in-process                  run every client in this process (before, the only way)
  *
  * Scenario after scenario: each client gets a new process for the scenario (bench/client-process.ts),
- * one unrecorded warm-up run as long as a measured one, then the rounds, which alternate the clients (the order rotated by
+ * one unrecorded warm-up run as long as a full profile's measured one, then the rounds, which alternate the clients (the order rotated by
  * one place each round, so that no client always runs first). A table
  * value is the median over rounds; a ratio is computed per round (paired), its median shown with
  * the min–max over rounds. Every target of the project is a row with its ratio and met / not met.
@@ -573,14 +573,14 @@ async function main(): Promise<void> {
       );
 
   // Scenario by scenario, like a benchmark harness that forks per benchmark: each client's
-  // process is new for each scenario, warmed up by one run as long as a measured one (not
-  // recorded), then measured round after round; so no scenario runs on what another one left (a heap grown by 1 MiB echoes,
+  // process is new for each scenario, warmed up by one run as long as a full profile's measured
+  // one (not recorded), then measured round after round; so no scenario runs on what another one left (a heap grown by 1 MiB echoes,
   // code optimised for another workload).
   for (const { id, def } of plan.filter((p) => p.def.once !== true)) {
     console.log(`${def.title}: warm-up (not recorded), then ${profile.rounds} rounds`);
     if (id !== 'held') {
       for (const { mode, kind } of runsOf(def)) {
-        const sample = await runOne(id, { kind, mode, base, counts: profile.counts }, 0);
+        const sample = await runOne(id, { kind, mode, base, counts: fullCounts }, 0);
         if (sample.failure !== undefined) console.log(progressLine(sample, 'warm-up'));
       }
     }
