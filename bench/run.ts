@@ -14,11 +14,12 @@
  *   --modes=json,sse              response modes
  *   --growth-calls=N              calls for the heap-growth figure
  *   --no-write                    do not write bench/results/latest.{md,json}
- *   --in-process                  run every client in this process (before, the only way)
+ *   --in-process                  run every client in this process, as the benchmark did before
  *
- * Scenario after scenario: each client gets a new process for the scenario (bench/client-process.ts),
- * one unrecorded warm-up run as long as a full profile's measured one, then the rounds, which alternate the clients (the order rotated by
- * one place each round, so that no client always runs first). A table
+ * Scenario after scenario: each client gets a new process for the scenario
+ * (bench/client-process.ts), one unrecorded warm-up run as long as a full profile's measured one,
+ * then the rounds, which alternate the clients (the order rotated by one place each round, so
+ * that no client always runs first). A table
  * value is the median over rounds; a ratio is computed per round (paired), its median shown with
  * the min–max over rounds. Every target of the project is a row with its ratio and met / not met.
  */
@@ -237,17 +238,19 @@ interface ScenarioDef {
   run: (ctx: ScenarioContext) => Promise<ScenarioResult>;
 }
 
+/** A scenario run in the client's own process. */
+const inClientProcess =
+  (id: ClientScenarioId) =>
+  (ctx: ScenarioContext): Promise<ScenarioResult> =>
+    clientProcesses.run(id, ctx);
+
 const scenarioDefs: Record<ScenarioId, ScenarioDef> = {
-  sequential: { title: 'Sequential echo', modes: allModes, run: (ctx) => clientProcesses.run('sequential', ctx) },
-  inflight: { title: '32 calls in flight', modes: allModes, run: (ctx) => clientProcesses.run('inflight', ctx) },
+  sequential: { title: 'Sequential echo', modes: allModes, run: inClientProcess('sequential') },
+  inflight: { title: '32 calls in flight', modes: allModes, run: inClientProcess('inflight') },
   // With enableJsonResponse the SDK server drops request-related notifications: no progress in JSON mode.
-  progress: {
-    title: '1,000 progress notifications (POST stream)',
-    modes: ['sse'],
-    run: (ctx) => clientProcesses.run('progress', ctx),
-  },
-  log: { title: '1,000 log notifications (GET stream)', modes: allModes, run: (ctx) => clientProcesses.run('log', ctx) },
-  cycles: { title: 'connect + initialize + close (DELETE)', modes: allModes, run: (ctx) => clientProcesses.run('cycles', ctx) },
+  progress: { title: '1,000 progress notifications (POST stream)', modes: ['sse'], run: inClientProcess('progress') },
+  log: { title: '1,000 log notifications (GET stream)', modes: allModes, run: inClientProcess('log') },
+  cycles: { title: 'connect + initialize + close (DELETE)', modes: allModes, run: inClientProcess('cycles') },
   held: {
     title: 'Held sessions with GET stream',
     modes: allModes,
@@ -262,7 +265,7 @@ const scenarioDefs: Record<ScenarioId, ScenarioDef> = {
         concurrency: ctx.counts.held.concurrency,
       }),
   },
-  'payload-1m': { title: 'Echo 1 MiB', modes: allModes, run: (ctx) => clientProcesses.run('payload-1m', ctx) },
+  'payload-1m': { title: 'Echo 1 MiB', modes: allModes, run: inClientProcess('payload-1m') },
   growth: {
     title: 'Echo calls on one session, then close',
     modes: ['sse'],
@@ -574,8 +577,8 @@ async function main(): Promise<void> {
 
   // Scenario by scenario, like a benchmark harness that forks per benchmark: each client's
   // process is new for each scenario, warmed up by one run as long as a full profile's measured
-  // one (not recorded), then measured round after round; so no scenario runs on what another one left (a heap grown by 1 MiB echoes,
-  // code optimised for another workload).
+  // one (not recorded), then measured round after round; so no scenario runs on what another one
+  // left (a heap grown by 1 MiB echoes, code optimised for another workload).
   for (const { id, def } of plan.filter((p) => p.def.once !== true)) {
     console.log(`${def.title}: warm-up (not recorded), then ${profile.rounds} rounds`);
     if (id !== 'held') {
