@@ -2,7 +2,8 @@
  * What the SDK `Client` alone costs per notification, by how the notifications arrive: all in
  * one burst (as the benchmark's floor delivers them) or one per event-loop turn (as a socket
  * delivers them when the server writes each on its own). No transport and no I/O: an in-memory
- * transport hands the `Client` the JSON text a server sends, parsed, either way.
+ * transport hands the `Client` the JSON text a server sends, parsed, either way. The same
+ * deliveries without a `Client` show what the turns (and the parse) cost by themselves.
  *
  *   node --expose-gc --import tsx bench/floor-pacing.ts
  *
@@ -70,6 +71,34 @@ class PacedTransport implements Transport {
   }
 }
 
+/** The same deliveries with no `Client`: the event-loop turns and the parse alone. */
+async function measureTurns(pacing: Pacing): Promise<number[]> {
+  const transport = new PacedTransport(pacing);
+  let answered: (() => void) | undefined;
+  let received = 0;
+  transport.onmessage = (message) => {
+    if ('id' in message) answered?.();
+    else received++;
+  };
+  const call = () =>
+    new Promise<void>((resolve) => {
+      answered = resolve;
+      void transport.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'notify' } });
+    });
+  for (let i = 0; i < 5; i++) await call();
+  const samples: number[] = [];
+  for (let w = 0; w < windows; w++) {
+    forceGc();
+    const before = received;
+    const cpu = process.cpuUsage();
+    await call();
+    await call();
+    const used = process.cpuUsage(cpu);
+    samples.push((used.user + used.system) / (received - before));
+  }
+  return samples;
+}
+
 async function measure(pacing: Pacing): Promise<number[]> {
   const client = new Client({ name: 'paced', version: '1.0.0' }, { capabilities: {} });
   let received = 0;
@@ -95,11 +124,11 @@ async function measure(pacing: Pacing): Promise<number[]> {
   return samples;
 }
 
-console.log(`the SDK Client alone, client CPU µs per notification (${windows} windows of ${2 * perCall}):`);
+console.log(`client CPU µs per notification (${windows} windows of ${2 * perCall}), median (min, max):`);
+const show = (samples: number[]) => `${median(samples).toFixed(1)} (${min(samples).toFixed(1)}, ${max(samples).toFixed(1)})`;
 // Alternating, twice each, so neither pacing always runs on a colder process.
 for (const pacing of ['burst', 'one per turn', 'burst', 'one per turn'] as const) {
-  const samples = await measure(pacing);
-  console.log(
-    `  ${pacing.padEnd(13)} median ${median(samples).toFixed(1)}  (min ${min(samples).toFixed(1)}, max ${max(samples).toFixed(1)})`,
-  );
+  const withClient = await measure(pacing);
+  const turns = await measureTurns(pacing);
+  console.log(`  ${pacing.padEnd(13)} the SDK Client: ${show(withClient)}   no Client: ${show(turns)}`);
 }
