@@ -71,8 +71,29 @@ class PacedTransport implements Transport {
   }
 }
 
+/**
+ * CPU per notification over `windows` windows of two calls each, after five calls of warm-up.
+ * `received` counts the notifications so far; the wait lets handlers queued a microtask after
+ * their notification (the `Client`'s) run inside the window.
+ */
+async function perNotification(call: () => Promise<unknown>, received: () => number): Promise<number[]> {
+  for (let i = 0; i < 5; i++) await call();
+  const samples: number[] = [];
+  for (let w = 0; w < windows; w++) {
+    forceGc();
+    const before = received();
+    const cpu = process.cpuUsage();
+    await call();
+    await call();
+    await new Promise((resolve) => setImmediate(resolve));
+    const used = process.cpuUsage(cpu);
+    samples.push((used.user + used.system) / (received() - before));
+  }
+  return samples;
+}
+
 /** The same deliveries with no `Client`: the event-loop turns and the parse alone. */
-async function measureTurns(pacing: Pacing): Promise<number[]> {
+function measureTurns(pacing: Pacing): Promise<number[]> {
   const transport = new PacedTransport(pacing);
   let answered: (() => void) | undefined;
   let received = 0;
@@ -85,18 +106,7 @@ async function measureTurns(pacing: Pacing): Promise<number[]> {
       answered = resolve;
       void transport.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'notify' } });
     });
-  for (let i = 0; i < 5; i++) await call();
-  const samples: number[] = [];
-  for (let w = 0; w < windows; w++) {
-    forceGc();
-    const before = received;
-    const cpu = process.cpuUsage();
-    await call();
-    await call();
-    const used = process.cpuUsage(cpu);
-    samples.push((used.user + used.system) / (received - before));
-  }
-  return samples;
+  return perNotification(call, () => received);
 }
 
 async function measure(pacing: Pacing): Promise<number[]> {
@@ -106,20 +116,10 @@ async function measure(pacing: Pacing): Promise<number[]> {
     received++;
   });
   await client.connect(new PacedTransport(pacing));
-  const call = () => client.callTool({ name: 'notify', arguments: { count: perCall, tag: 't' } });
-  for (let i = 0; i < 5; i++) await call();
-  const samples: number[] = [];
-  for (let w = 0; w < windows; w++) {
-    forceGc();
-    const before = received;
-    const cpu = process.cpuUsage();
-    await call();
-    await call();
-    // Handlers run a microtask after their notification: let the last ones run.
-    await new Promise((resolve) => setImmediate(resolve));
-    const used = process.cpuUsage(cpu);
-    samples.push((used.user + used.system) / (received - before));
-  }
+  const samples = await perNotification(
+    () => client.callTool({ name: 'notify', arguments: { count: perCall, tag: 't' } }),
+    () => received,
+  );
   await client.close();
   return samples;
 }
