@@ -42,7 +42,7 @@ export function deleteInput({ context }: { context: ConnectionContext }): Delete
   return { sessionId: context.sessionId ?? '', protocolVersion: context.protocolVersion };
 }
 
-function postInput(context: ConnectionContext, send: QueuedSend): PostStreamInput {
+function postInput(context: ConnectionContext, send: QueuedSend, offline: boolean): PostStreamInput {
   const initializing = isRequest(send.message, INITIALIZE);
   return {
     message: send.message,
@@ -56,8 +56,12 @@ function postInput(context: ConnectionContext, send: QueuedSend): PostStreamInpu
     sessionId: initializing ? undefined : context.sessionId,
     protocolVersion: initializing ? undefined : context.protocolVersion,
     options: context.options,
+    offline,
   };
 }
+
+/** W2: the host's network signal says offline (the connection chart's `offline` tag): a child spawned now starts paused-ready. */
+export const isOffline = (self: { getSnapshot(): { hasTag(tag: string): boolean } }): boolean => self.getSnapshot().hasTag('offline');
 
 export const connectionSetup = setup({
   types: {
@@ -149,11 +153,12 @@ export function spawnPosts(
   context: ConnectionContext,
   spawn: (src: 'postStream', options: { id: `post-${number}`; input: PostStreamInput }) => unknown,
   sends: readonly QueuedSend[],
+  offline: boolean,
 ): Pick<ConnectionContext, 'posts'> {
   const posts = { ...context.posts };
   for (const send of sends) {
     const id = freePostId(posts);
-    spawn('postStream', { id, input: postInput(context, send) });
+    spawn('postStream', { id, input: postInput(context, send, offline) });
     posts[id] = { ticket: send.ticket, requestIds: requestIdsOf(send.message), origin: send.origin };
   }
   return { posts };
@@ -187,13 +192,13 @@ export const sharedGuards = guards({
 
 /** Actions more than one concern takes. */
 export const sharedActions = actions({
-  spawnPost: assign(({ context, event, spawn }) => {
+  spawnPost: assign(({ context, event, spawn, self }) => {
     assertEvent(event, 'send');
     const { message, ticket, resumptionToken, onResumptionToken, attempts } = event;
-    return spawnPosts(context, spawn, [{ message, ticket, origin: 'caller', attempts, resumptionToken, onResumptionToken }]);
+    return spawnPosts(context, spawn, [{ message, ticket, origin: 'caller', attempts, resumptionToken, onResumptionToken }], isOffline(self));
   }),
   /** Re-established (F3) or authorized (A1): the queued messages go out in order. */
-  flushQueue: assign(({ context, spawn }) => ({ ...spawnPosts(context, spawn, context.queue), queue: [] })),
+  flushQueue: assign(({ context, spawn, self }) => ({ ...spawnPosts(context, spawn, context.queue, isOffline(self)), queue: [] })),
   queueSend: assign(({ context, event }) => {
     assertEvent(event, 'send');
     return { queue: [...context.queue, { ...event, origin: 'caller' as const }] };
@@ -202,7 +207,7 @@ export const sharedActions = actions({
    * A data-plane call's stream ended before its response: a POST child takes it over, to resume
    * it (R1) or fail it (R2). The data plane accepted the call already.
    */
-  spawnInterrupted: assign(({ context, event, spawn }) => {
+  spawnInterrupted: assign(({ context, event, spawn, self }) => {
     assertEvent(event, 'post.interrupted');
     const posts = { ...context.posts };
     const id = freePostId(posts);
@@ -218,6 +223,8 @@ export const sharedActions = actions({
         protocolVersion: event.protocolVersion,
         options: context.options,
         interrupted: event.interrupted,
+        // W2: a stream cut while the host is offline waits paused, spending no attempt.
+        offline: isOffline(self),
       },
     });
     posts[id] = { ticket: event.ticket, requestIds: requestIdsOf(event.message), origin: 'caller' };

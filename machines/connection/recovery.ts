@@ -5,7 +5,7 @@
  */
 import { assertEvent, assign, emit } from 'xstate';
 import { isSessionMissing, ProtocolError, SessionExpiredError, sessionExpiredMessage } from '../errors.js';
-import { fingerprint, INITIALIZED, noTicket, spawnPosts, actions, guards, type ConnectionState } from './base.js';
+import { fingerprint, INITIALIZED, noTicket, isOffline, spawnPosts, actions, guards, type ConnectionState } from './base.js';
 
 export const recoveryGuards = guards({
   /** F3: recover when asked to, when there is an initialize to repeat, and not for a request already repeated once. */
@@ -49,13 +49,13 @@ export const recoveryActions = actions({
       queue: [...context.queue, { message: event.message, ticket: event.ticket, origin: 'retry' as const, attempts: event.attempts }],
     };
   }),
-  reinitialize: assign(({ context, spawn }) =>
+  reinitialize: assign(({ context, spawn, self }) =>
     context.initializeRequest === undefined
       ? {}
-      : spawnPosts(context, spawn, [{ message: context.initializeRequest, ticket: noTicket, origin: 'recovery' }]),
+      : spawnPosts(context, spawn, [{ message: context.initializeRequest, ticket: noTicket, origin: 'recovery' }], isOffline(self)),
   ),
-  confirmInitialized: assign(({ context, spawn }) =>
-    spawnPosts(context, spawn, [{ message: { jsonrpc: '2.0', method: INITIALIZED }, ticket: noTicket, origin: 'recovery' }]),
+  confirmInitialized: assign(({ context, spawn, self }) =>
+    spawnPosts(context, spawn, [{ message: { jsonrpc: '2.0', method: INITIALIZED }, ticket: noTicket, origin: 'recovery' }], isOffline(self)),
   ),
   countRecovery: assign({ recoveriesWithoutProgress: ({ context }) => context.recoveriesWithoutProgress + 1 }),
   emitSessionChanged: emit(({ context }) => ({

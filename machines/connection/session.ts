@@ -4,7 +4,7 @@
  */
 import { assertEvent, assign, emit, enqueueActions, stopChild } from 'xstate';
 import { asFailure, ProtocolError, StreamEndedError } from '../errors.js';
-import { asRequest, INITIALIZE, isRequest, spawnPosts, actions, guards, type ConnectionState } from './base.js';
+import { asRequest, INITIALIZE, isRequest, isOffline, spawnPosts, actions, guards, type ConnectionState } from './base.js';
 import { authorizeFrom } from './authorization.js';
 import type { ConnectionContext, ConnectionEvent } from './types.js';
 import { sessionClosingStates } from './closing.js';
@@ -82,9 +82,14 @@ export const sessionActions = actions({
   }),
   resetRecoveries: assign({ recoveriesWithoutProgress: 0 }),
   /** F3: a call that met the 404 of a session already replaced goes again, once, on the current one. */
-  resendOnCurrentSession: assign(({ context, event, spawn }) => {
+  resendOnCurrentSession: assign(({ context, event, spawn, self }) => {
     assertEvent(event, 'post.failed');
-    return spawnPosts(context, spawn, [{ message: event.message, ticket: event.ticket, origin: 'retry', attempts: event.attempts }]);
+    return spawnPosts(
+      context,
+      spawn,
+      [{ message: event.message, ticket: event.ticket, origin: 'retry', attempts: event.attempts }],
+      isOffline(self),
+    );
   }),
   reportStandaloneDegraded: emit(({ event }) => {
     assertEvent(event, 'standalone.degraded');

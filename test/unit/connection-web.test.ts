@@ -87,6 +87,30 @@ describe('W2: the network signal in the connection chart', () => {
     await flush();
     expect(io.resumes).toHaveLength(1);
   });
+
+  it('W2: a data-plane stream handed to the chart while offline waits paused, not on a timer (found by the stream model)', async () => {
+    const { io, clock, actor } = startConnection();
+    await connect(io, actor);
+    io.setOnline(false);
+    actor.send({
+      type: 'post.interrupted',
+      message: { jsonrpc: '2.0', id: 5, method: 'tools/list' },
+      ticket: ticket(),
+      sessionId: 'abc',
+      protocolVersion: undefined,
+      interrupted: { end: { lastEventId: 'e1', progressed: true, retryMs: undefined, error: undefined }, seenIds: new Set(['e1']) },
+    });
+    await flush();
+    const child = Object.entries(actor.getSnapshot().children).find(([id]) => id.startsWith('post-'))?.[1] as Child;
+    expect(child?.getSnapshot().value).toEqual({ backoff: 'paused' });
+    clock.increment(600_000);
+    await flush();
+    expect(io.resumes).toHaveLength(0);
+    expect(child?.getSnapshot().context.attempt).toBe(1);
+    io.setOnline(true);
+    await flush();
+    expect(io.resumes).toHaveLength(1);
+  });
 });
 
 describe('W1: a restored session in the connection chart', () => {
