@@ -17,6 +17,9 @@ import { Coverage, describeTransition, stateIdsOf, transitionsOf } from './cover
 import { connectionModel, modelConfigs } from './model.js';
 import { runPath } from './executor.js';
 import { describePath, generateShortestPaths, generateSimplePaths, selectCovering, type PathKind } from './paths.js';
+import { runStreamPath } from './stream-executor.js';
+import { postModel, standaloneModel, streamConfigs } from './stream-models.js';
+import { describeStreamPath, generateStreamPaths, streamModelOf } from './stream-paths.js';
 
 const kind: PathKind = process.env.MODEL_PATHS === 'simple' ? 'simple' : 'shortest';
 
@@ -26,21 +29,18 @@ const kind: PathKind = process.env.MODEL_PATHS === 'simple' ? 'simple' : 'shorte
  */
 /**
  * G2: a 404 to the standalone GET is session-missing only once that stream was open in this
- * session, so it needs a second GET; the world's transports wait an hour before any reconnect
- * (maxRetries 0: the ceiling at once), so no path makes one. test/integration/hardening.test.ts
- * (G2, F3 and P11, G2) and the restart tests in lifecycle.test.ts take these transitions.
+ * session, so it needs a second GET; the stream models' runs make one (the caller's scheduler ends
+ * the wait) and take the recovery it starts. Right after a session was re-established it is only
+ * reported: that needs a recovery and then a second GET in the new session, which neither model's
+ * world makes (the connection model's transports never reconnect the GET, the stream models open
+ * one session). test/integration/hardening.test.ts (G2, F3 and P11, G2) takes it.
  */
-const needsSecondGet =
-  'G2: only a GET after the standalone stream was open can meet a session-missing 404; the world never reconnects within a path';
+const needsSecondGetAfterRecovery =
+  'G2 after F3: a session-missing 404 to a second standalone GET of a session just re-established; no world of the models makes that GET';
 
 const unreachable: Record<string, string> = {
   'connection.closed|close|0': 'the facade: close() on a closed transport resolves without telling the chart',
-  'connection.connecting|send|0':
-    "the facade POSTs the initialize itself (tag dataPlaneInitialize) unless streamIdleTimeout is set, which the model's " +
-    'transports do not set; the chart hears its outcome (post.done, post.failed), which the paths take. A POST child for it: ' +
-    'R9 in test/integration/data-plane.test.ts, and test/unit/connection.test.ts',
-  'connection.open|standalone.sessionMissing|0': needsSecondGet,
-  'connection.open|standalone.sessionMissing|1': needsSecondGet,
+  'connection.open|standalone.sessionMissing|0': needsSecondGetAfterRecovery,
   ...Object.fromEntries(
     ['closing', 'draining'].flatMap((state) =>
       ['standalone.sessionMissing', 'standalone.unauthorized', 'standalone.degraded'].map((event) => [
@@ -60,75 +60,21 @@ const unreachable: Record<string, string> = {
   ),
 };
 
-/** Transitions of the POST stream machine that no world event of the model can take, and why. */
-const noIdleTimeout = "the model's transports set no streamIdleTimeout (R9: test/unit/post-stream.test.ts, connection.test.ts)";
-const noScheduler = "the model's transports set no reconnectionScheduler (R4: test/unit/post-stream.test.ts)";
-const noEventIds =
-  "the model's server sends no event ids, so no stream is resumable: resumption (R1, R5, R6, R10) is proven in " +
-  'test/unit/post-stream.test.ts and test/integration/resumption*.test.ts, data-plane hand-over to a resume in test/integration/data-plane.test.ts';
-const offlineEndsCalls =
-  'in the default sample of paths a call is answered or failed before the network comes back, so no POST child is alive at ' +
-  '`online`; the full set (npm run test:model) takes it (W2 on a waiting POST stream: test/unit/waits.test.ts)';
+/**
+ * Transitions of the stream machines that no world event can take, and why. The connection model's
+ * runs and the stream models' runs (stream-models.ts: resumption, the caller's scheduler, timers,
+ * the idle watch, the network signal, budgets) together take every other one.
+ */
 const postStreamUnreachable: Record<string, string> = {
-  'postStream.starting|always|1': `resumeStream()/resumptionToken is not a world event here (R11: test/unit/post-stream.test.ts)`,
-  'postStream.starting|always|2': `resumeStream()/resumptionToken is not a world event here; ${noEventIds}`,
-  'postStream.interrupted|stream.ended|2': noEventIds,
-  'postStream.streaming|stream.ended|2': noEventIds,
-  'postStream.interrupted|stream.ended|0': 'the data plane carries requests only; a notification is never handed over as a stream',
-  'postStream.interrupted|stream.ended|1': noEventIds,
-  'postStream.streaming|stream.ended|0': 'resumeStream() (which awaits nothing) is not a world event here',
-  'postStream.streaming|stream.ended|1': noEventIds,
-  'postStream.streaming.choosing|always|0': noIdleTimeout,
-  'postStream.streaming.watching|xstate.after.streamIdleTimeout.postStream.streaming.watching|0': noIdleTimeout,
-  'postStream.backoff.choosing|always|0': noEventIds,
-  'postStream.backoff.choosing|always|1': noScheduler,
-  'postStream.backoff.choosing|always|2': noEventIds,
-  'postStream.backoff.timed|xstate.after.reconnectDelay.postStream.backoff.timed|0': noEventIds,
-  'postStream.backoff.timed|network.offline|0': noEventIds,
-  'postStream.backoff.scheduled|reconnect.due|0': noScheduler,
-  'postStream.backoff.scheduled|network.offline|0': noScheduler,
-  'postStream.backoff.paused|network.online|0': noEventIds,
-  ...(process.env.MODEL_PATHS === 'simple' ? {} : { 'postStream|network.online|0': offlineEndsCalls }),
-  'postStream.resuming|xstate.done.actor.0.postStream.resuming|0': noEventIds,
-  'postStream.resuming|xstate.done.actor.0.postStream.resuming|1': noEventIds,
-  'postStream.resuming|xstate.error.actor.0.postStream.resuming|0': noEventIds,
-  'postStream.resuming|xstate.error.actor.0.postStream.resuming|1': noEventIds,
+  'postStream.interrupted|stream.ended|0':
+    'the data plane carries calls only (a notification or resumeStream() always goes through the chart), so nothing awaiting no response is ever handed over',
 };
-
-/** Transitions of the standalone stream machine that no world event of the model can take, and why. */
-const budgetZero =
-  "the model's transports have maxRetries 0 and hour-long delays: a failed standalone GET waits at the ceiling at once (G5) and " +
-  'never comes back within a path (backoff: test/unit/connection.test.ts G4, test/integration/standalone.test.ts)';
-const degradedOnline =
-  "the model's network configuration answers its standalone GET, and the paths that fail the GET keep the network online " +
-  '(W2 on a waiting standalone stream: test/unit/waits.test.ts, test/browser/react-status.test.ts)';
-const standaloneUnreachable: Record<string, string> = {
-  'standaloneStream.opening|xstate.error.actor.0.standaloneStream.opening|1':
-    "a 404 to a GET of a session whose stream was open before (G2 makes the first GET's 404 a refusal) needs a second GET, which the model's hour-long reconnect delays never bring",
-  'standaloneStream.listening.choosing|always|0': noIdleTimeout,
-  'standaloneStream.listening.watching|xstate.after.streamIdleTimeout.standaloneStream.listening.watching|0': noIdleTimeout,
-  'standaloneStream.retrying|always|0': budgetZero,
-  'standaloneStream.backoff.choosing|always|0': budgetZero,
-  'standaloneStream.backoff.choosing|always|1': noScheduler,
-  'standaloneStream.backoff.choosing|always|2': budgetZero,
-  'standaloneStream.backoff.timed|xstate.after.reconnectDelay.standaloneStream.backoff.timed|0': budgetZero,
-  'standaloneStream.backoff.timed|network.offline|0': budgetZero,
-  'standaloneStream.backoff.scheduled|reconnect.due|0': noScheduler,
-  'standaloneStream.backoff.scheduled|network.offline|0': noScheduler,
-  'standaloneStream.backoff.paused|network.online|0': budgetZero,
-  'standaloneStream.degraded.choosing|always|0': degradedOnline,
-  'standaloneStream.degraded.choosing|always|1': noScheduler,
-  'standaloneStream.degraded.timed|xstate.after.ceilingDelay.standaloneStream.degraded.timed|0': budgetZero,
-  'standaloneStream.degraded.timed|network.offline|0': degradedOnline,
-  'standaloneStream.degraded.scheduled|reconnect.due|0': noScheduler,
-  'standaloneStream.degraded.scheduled|network.offline|0': noScheduler,
-  'standaloneStream.degraded.paused|network.online|0': degradedOnline,
-};
+const standaloneUnreachable: Record<string, string> = {};
 
 /** The model mirrors that transition but, like the real one, it is never offered to the world. */
 const modelUnreachable = new Set([
   'connection.closed|close|0',
-  // needsSecondGet: the model's mirror of the two transitions above.
+  // The model's mirror of the G2 transitions (its transports never reconnect the GET; the stream models take them).
   'connection.open.standalone.active|get.404|3',
   'connection.open.standalone.active|get.404|4',
 ]);
@@ -144,6 +90,10 @@ const simple = kind === 'simple' ? generateSimplePaths() : undefined;
 const generated = [...shortest, ...(simple?.generated ?? [])];
 // The default run: the covering subset of the shortest paths; the long run: every path generated.
 const toRun = simple === undefined ? covering : [...shortest, ...simple.generated];
+// The stream machines' own models (stream-models.ts): every shortest path in the long run, a covering subset by default.
+const streamGenerated = generateStreamPaths();
+const streamCovering = selectCovering(streamGenerated);
+const streamToRun = kind === 'simple' ? streamGenerated : streamCovering;
 const generationMs = performance.now() - started;
 
 const modelCoverage = new Coverage('connection');
@@ -153,6 +103,15 @@ const modelTransitions = transitionsOf(connectionModel);
 const realCoverage = new Coverage('connection');
 let ran = 0;
 let steps = 0;
+let streamRan = 0;
+
+/** The stream models' states are the real machines' (the POST model adds `idle`: no POST stream actor). */
+const streamModels = [
+  { model: standaloneModel, machine: standaloneStreamMachine, modelOnly: [] as string[] },
+  { model: postModel, machine: postStreamMachine, modelOnly: ['postStream.idle'] },
+];
+/** Stream model transitions no world event can take, and why (the real machine's twin is exempt below too). */
+const streamModelUnreachable = new Set(['postStream.interrupted|always|0']);
 
 describe('connection chart, model-based', () => {
   it('the model has exactly the states of the real chart (so it cannot drift silently)', () => {
@@ -189,6 +148,33 @@ describe('connection chart, model-based', () => {
     }
   });
 
+  it.each(streamModels)('the $machine.id model has exactly the states of the real machine', ({ model, machine, modelOnly }) => {
+    expect(stateIdsOf(model).filter((id) => !modelOnly.includes(id)).sort()).toEqual(stateIdsOf(machine).sort());
+  });
+
+  it.each(streamModels)('the stream paths take every transition of the $machine.id model', ({ model }) => {
+    const covered = new Coverage(model.id);
+    for (const path of streamGenerated) if (path.coverage.machineId === model.id) covered.merge(path.coverage);
+    const all = transitionsOf(model);
+    const missed = [...all.keys()].filter((key) => !covered.transitions.has(key) && !streamModelUnreachable.has(key));
+    console.log(
+      `${model.id} model: ${streamConfigs.filter((config) => streamModelOf(config) === model).length} configurations; ` +
+        `${streamGenerated.filter((p) => p.coverage.machineId === model.id).length} shortest paths ` +
+        `(${streamCovering.filter((p) => p.coverage.machineId === model.id).length} of them cover the model); ` +
+        `transitions ${all.size - missed.length}/${all.size}`,
+    );
+    expect(missed.map((key) => describeTransition(all.get(key)!))).toEqual([]);
+  });
+
+  describe(`${streamToRun.length} paths of the stream machines, run against the real transport (node:http) and a scripted server`, () => {
+    for (const path of streamToRun) {
+      it(describeStreamPath(path), async () => {
+        await runStreamPath(path.model, path.path, path.config, realCoverage);
+        streamRan++;
+      });
+    }
+  });
+
   it('the runs visited every state of the real chart and took every transition the world can cause', () => {
     const missedStates = realStates.filter((id) => !realCoverage.states.has(id));
     const missedTransitions = [...realTransitions.keys()].filter((key) => !realCoverage.transitions.has(key) && !(key in unreachable));
@@ -209,6 +195,7 @@ describe('connection chart, model-based', () => {
         .join('\n  ')}`,
     );
     expect(ran, 'every path ran to its end (this test reads what they covered)').toBe(toRun.length);
+    expect(streamRan, 'every stream path ran to its end').toBe(streamToRun.length);
     expect(missedStates).toEqual([]);
     expect(missedTransitions.map((key) => describeTransition(realTransitions.get(key)!))).toEqual([]);
     expect(unexpectedlyTaken).toEqual([]);

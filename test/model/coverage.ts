@@ -75,7 +75,7 @@ export function stateIdsOfValue(machineId: string, value: StateValue): string[] 
 }
 
 /** The id of the machine an actor runs, if it runs one (a spawned POST stream: `postStream`). */
-function machineIdOf(actorRef: unknown): string | undefined {
+export function machineIdOf(actorRef: unknown): string | undefined {
   if (typeof actorRef !== 'object' || actorRef === null || !('logic' in actorRef)) return undefined;
   const logic: unknown = actorRef.logic;
   if (typeof logic !== 'object' || logic === null || !('id' in logic)) return undefined;

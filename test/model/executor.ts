@@ -26,18 +26,27 @@ import { startPuppetServer, type PuppetReply, type PuppetRequest, type PuppetSer
 
 const PROTOCOL_VERSION = '2025-11-25';
 /** Longest wait for the transport and the server to reach what a step expects (a bound, not a timing). */
-const SETTLE_MS = 3_000;
+export const SETTLE_MS = 3_000;
 /** deleteTimeout when the model leaves the DELETE on close unanswered, and when it answers it. */
 const SHORT_DELETE_TIMEOUT = 1_000;
 const LONG_DELETE_TIMEOUT = 600_000;
 const PRESET_SESSION = 'preset-session';
 
-const initializeRequest = {
+export const initializeRequest = {
   jsonrpc: '2.0' as const,
   id: 'init',
   method: 'initialize',
   params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'model', version: '1.0.0' } },
 };
+
+/** The puppet's answer to an initialize. */
+export function initializeResult(id: RpcId | null) {
+  return {
+    jsonrpc: '2.0',
+    id,
+    result: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, serverInfo: { name: 'puppet', version: '1.0.0' } },
+  };
+}
 
 /** An OAuth client with a refresh token: authorizing is a refresh, which the puppet answers (or refuses). */
 class RefreshingProvider implements OAuthClientProvider {
@@ -95,12 +104,12 @@ interface Tracked {
   outcome: 'pending' | 'resolved' | 'rejected';
 }
 
-const json = (body: unknown, headers: Record<string, string> = {}, status = 200): PuppetReply => ({
+export const json = (body: unknown, headers: Record<string, string> = {}, status = 200): PuppetReply => ({
   status,
   headers: { 'content-type': 'application/json', ...headers },
   body: JSON.stringify(body),
 });
-const text = (status: number, body: string): PuppetReply => ({ status, headers: { 'content-type': 'text/plain' }, body });
+export const text = (status: number, body: string): PuppetReply => ({ status, headers: { 'content-type': 'text/plain' }, body });
 
 /** The kind of held request a server event answers. */
 function kindAnswered(event: ModelEvent): string {
@@ -125,7 +134,7 @@ export function expectedHeld(snapshot: ModelSnapshot): string[] {
 const rejectingStates = ['idle', 'closing', 'closed', 'failed'] as const;
 
 /** JSON with object keys sorted, so that equal state values compare equal as text. */
-function canonical(value: unknown): string {
+export function canonical(value: unknown): string {
   return JSON.stringify(value, (_, item: unknown) =>
     typeof item === 'object' && item !== null && !Array.isArray(item)
       ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)))
@@ -353,10 +362,10 @@ export class World {
     const puppet = this.puppet;
     switch (event.type) {
       case 'init.ok':
-        puppet.answer(request, json(this.initializeResult(id), { 'mcp-session-id': `session-${++this.sessions}` }));
+        puppet.answer(request, json(initializeResult(id), { 'mcp-session-id': `session-${++this.sessions}` }));
         return;
       case 'init.okNoSession':
-        puppet.answer(request, json(this.initializeResult(id)));
+        puppet.answer(request, json(initializeResult(id)));
         return;
       case 'init.rpcError':
         puppet.answer(request, json({ jsonrpc: '2.0', id, error: { code: -32602, message: 'unsupported protocol version' } }));
@@ -440,14 +449,6 @@ export class World {
         puppet.answer(request, json({ error: 'server_error', error_description: 'try later' }, {}, 500));
         return;
     }
-  }
-
-  private initializeResult(id: RpcId | null) {
-    return {
-      jsonrpc: '2.0',
-      id,
-      result: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, serverInfo: { name: 'puppet', version: '1.0.0' } },
-    };
   }
 
   /** An authorization the chart gave up (close, failure) still has its token request at the server: it is nobody's now. */

@@ -192,10 +192,10 @@ const featuresOf = (coverage: Coverage) => [
 ];
 
 /** The fewest paths (greedy) that together reach every state and transition the given paths reach. */
-export function selectCovering(paths: readonly GeneratedPath[]): GeneratedPath[] {
+export function selectCovering<P extends { path: { steps: readonly unknown[] }; coverage: Coverage }>(paths: readonly P[]): P[] {
   const candidates = paths.map((path) => ({ path, features: new Set(featuresOf(path.coverage)) }));
   const covered = new Set<string>();
-  const chosen: GeneratedPath[] = [];
+  const chosen: P[] = [];
   for (let round = 0; round < candidates.length; round++) {
     let best: (typeof candidates)[number] | undefined;
     let bestGain = 0;

@@ -52,6 +52,8 @@ export interface PuppetServer {
   /** Requests waiting for an answer or holding an open stream. */
   held(): PuppetRequest[];
   answer(request: PuppetRequest, reply: PuppetReply): void;
+  /** Writes to an open event stream (an event, a comment). */
+  write(request: PuppetRequest, text: string): void;
   /** Ends an open event stream cleanly. */
   endStream(request: PuppetRequest): void;
   /** Destroys the connection of a request (a network error for the client). */
@@ -177,6 +179,11 @@ export async function startPuppetServer(): Promise<PuppetServer> {
         res.end(reply.body);
       }
       changed();
+    },
+    write(request, text) {
+      const res = responseOf(request);
+      if (request.state !== 'streaming') throw new Error(`request #${request.seq} holds no open stream`);
+      res.write(text);
     },
     endStream(request) {
       const res = responseOf(request);

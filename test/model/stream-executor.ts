@@ -1,0 +1,344 @@
+/**
+ * Runs one path of a stream model (stream-models.ts) for real: a real transport from the Node entry
+ * (requests through node:http, H11), in a session the executor opens first (initialize and
+ * notifications/initialized, answered by the puppet server), then each model event done as what it
+ * stands for. After every step, waited for (bounded): the real stream machine's state is the
+ * model's (no such actor when the model says there is none) and the server holds exactly the
+ * stream's requests the model says. A resume's GET must carry the last resumable event id the
+ * server sent (R1), or the caller's token.
+ */
+import { expect } from 'vitest';
+import type { AnyActorRef } from 'xstate';
+import type { StatePath, TestParam } from 'xstate/graph';
+import { manualNetwork, StreamableHTTPClientTransport, type JSONRPCMessage } from '../../src/node.js';
+import { Coverage, machineIdOf } from './coverage.js';
+import { canonical, initializeRequest, initializeResult, json, SETTLE_MS, text } from './executor.js';
+import { startPuppetServer, type PuppetReply, type PuppetRequest, type PuppetServer } from './puppet-server.js';
+import type { Held, StreamConfig, StreamEvent, StreamEventType, StreamSnapshot } from './stream-models.js';
+
+/** streamIdleTimeout of the idle-watch configurations, and how often the server writes a comment on every stream not silenced. */
+const IDLE_TIMEOUT_MS = 1_000;
+const KEEPALIVE_MS = 100;
+/** Reconnect waits: short ones end by themselves (and are still long enough to be seen), long ones never within a path. */
+const SHORT_WAIT_MS = 300;
+const LONG_WAIT_MS = 3_600_000;
+const CALL_ID = 1;
+const TOKEN = 'e0';
+
+const call: JSONRPCMessage = { jsonrpc: '2.0', id: CALL_ID, method: 'tools/list' };
+const notification: JSONRPCMessage = { jsonrpc: '2.0', method: 'notifications/roots/list_changed' };
+const logMessage = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'model' } });
+const eventStream = (body: string): PuppetReply => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, body, stream: true });
+const handshake = new Set(['initialize', 'notifications/initialized']);
+
+/** The part of a stream actor's snapshot read here (xstate types a child's snapshot loosely). */
+const snapshotOf = (actor: AnyActorRef) => actor.getSnapshot() as { status: string; value: unknown };
+
+/** What a request the server holds is, in the model's words (the handshake and the DELETE are not the stream's). */
+function heldKind(request: PuppetRequest): Held | undefined {
+  if (request.method === 'GET') return request.state === 'streaming' ? 'getStream' : 'get';
+  if (request.method !== 'POST' || (request.rpc !== undefined && handshake.has(request.rpc))) return undefined;
+  return request.state === 'streaming' ? 'postStream' : 'post';
+}
+
+export class StreamWorld {
+  readonly coverage = new Coverage('connection');
+  /** The wait the caller's reconnectionScheduler was handed, until the world ends it. */
+  private pendingWait: (() => void) | undefined;
+  /** Streams the server keeps silent (R9): no keep-alive comments. */
+  private readonly silenced = new Set<PuppetRequest>();
+  private keepAlive: NodeJS.Timeout | undefined;
+  private nextEventId = 1;
+  /** The Last-Event-ID a resume must send. */
+  private resumeFrom: string | undefined;
+  private crash: Error | undefined;
+  private actorChanged: (() => void)[] = [];
+  /** The caller's call has its outcome: a response (the server's, or the chart's error for it) or a rejected send(). */
+  private settled = false;
+
+  private constructor(
+    readonly config: StreamConfig,
+    readonly puppet: PuppetServer,
+    readonly transport: StreamableHTTPClientTransport,
+    private readonly network: { setOnline(online: boolean): void },
+  ) {
+    transport.onerror = () => undefined;
+    transport.onmessage = (message) => {
+      if ('id' in message && message.id === CALL_ID && !('method' in message)) this.settled = true;
+    };
+    const wake = () => {
+      const woken = this.actorChanged;
+      this.actorChanged = [];
+      for (const resolve of woken) resolve();
+    };
+    transport.actor.subscribe({
+      next: wake,
+      error: (error: unknown) => {
+        this.crash = error instanceof Error ? error : new Error(String(error));
+        wake();
+      },
+    });
+    if (config.idle) {
+      this.keepAlive = setInterval(() => {
+        for (const request of puppet.held()) if (request.state === 'streaming' && !this.silenced.has(request)) puppet.write(request, ': alive\n\n');
+      }, KEEPALIVE_MS);
+    }
+  }
+
+  static async open(config: StreamConfig): Promise<StreamWorld> {
+    const puppet = await startPuppetServer();
+    const coverage: { inspect: Coverage['inspect'] } = { inspect: () => undefined };
+    const network = manualNetwork(true);
+    const wait = config.waits === 'short' ? SHORT_WAIT_MS : LONG_WAIT_MS;
+    const scheduled: { world: StreamWorld | undefined } = { world: undefined };
+    const transport = new StreamableHTTPClientTransport(puppet.url, {
+      network,
+      standaloneStream: config.machine === 'standalone',
+      deleteTimeout: 600_000,
+      streamIdleTimeout: config.idle ? IDLE_TIMEOUT_MS : undefined,
+      reconnectionOptions: {
+        maxRetries: config.maxRetries,
+        initialReconnectionDelay: wait,
+        maxReconnectionDelay: wait,
+        reconnectionDelayGrowFactor: 1,
+        jitter: false,
+      },
+      reconnectionScheduler:
+        config.waits === 'scheduler'
+          ? (reconnect) => {
+              const world = scheduled.world;
+              if (world === undefined) throw new Error('a reconnect wait before the world exists');
+              world.pendingWait = reconnect;
+              return () => {
+                if (world.pendingWait === reconnect) world.pendingWait = undefined;
+              };
+            }
+          : undefined,
+      inspect: (event) => {
+        coverage.inspect(event);
+      },
+    });
+    const world = new StreamWorld(config, puppet, transport, network);
+    scheduled.world = world;
+    coverage.inspect = world.coverage.inspect;
+    await world.openSession();
+    return world;
+  }
+
+  /** The session the stream lives in: initialize and initialized, answered at once. */
+  private async openSession(): Promise<void> {
+    await this.transport.start();
+    const initialized = this.transport.send(initializeRequest);
+    const init = await this.arrival((request) => request.rpc === 'initialize');
+    this.puppet.answer(init, json(initializeResult(init.id ?? null), { 'mcp-session-id': 'stream-session' }));
+    await initialized;
+    const confirmed = this.transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    const initd = await this.arrival((request) => request.rpc === 'notifications/initialized');
+    this.puppet.answer(initd, { status: 202 });
+    await confirmed;
+    const open = () => this.transport.actor.getSnapshot().matches({ open: { session: 'active' } });
+    await this.settle(open);
+    expect(open(), 'the session is open').toBe(true);
+  }
+
+  private async arrival(which: (request: PuppetRequest) => boolean): Promise<PuppetRequest> {
+    let found: PuppetRequest | undefined;
+    await this.settle(() => (found = this.puppet.held().find((request) => request.state === 'parked' && which(request))) !== undefined);
+    if (found === undefined) throw new Error('the request never arrived');
+    return found;
+  }
+
+  /** Waits (bounded) until `done()` holds, waking on every server and actor change. */
+  private async settle(done: () => boolean): Promise<void> {
+    const deadline = Date.now() + SETTLE_MS;
+    for (let round = 0; round < 10_000 && !done() && this.crash === undefined && Date.now() <= deadline; round++) {
+      await Promise.race([
+        this.puppet.nextChange(),
+        new Promise<void>((resolve) => {
+          this.actorChanged.push(resolve);
+        }),
+        new Promise<void>((resolve) => setTimeout(resolve, 10)),
+      ]);
+    }
+  }
+
+  params(): TestParam<StreamSnapshot, StreamEvent> {
+    const events: NonNullable<TestParam<StreamSnapshot, StreamEvent>['events']> = {};
+    const executors = events as Record<StreamEventType, (step: { event: StreamEvent }) => void>;
+    for (const type of this.config.events) {
+      executors[type] = (step) => {
+        this.perform(step.event);
+      };
+    }
+    return { events, states: { '*': (state) => this.check(state) } };
+  }
+
+  private heldOf(...kinds: Held[]): PuppetRequest {
+    const request = this.puppet.held().find((candidate) => kinds.includes(heldKind(candidate) ?? 'none'));
+    if (request === undefined) throw new Error(`the server holds no ${kinds.join(' or ')} (it holds: ${this.heldKinds().join(', ') || 'nothing'})`);
+    return request;
+  }
+
+  private heldKinds(): Held[] {
+    return this.puppet
+      .held()
+      .map(heldKind)
+      .filter((kind) => kind !== undefined)
+      .sort();
+  }
+
+  /** The real stream machine's actor: the session's standalone stream, or the one POST stream. */
+  private streamActor(): AnyActorRef | undefined {
+    const children = Object.entries(this.transport.actor.getSnapshot().children as Record<string, AnyActorRef | undefined>);
+    const streams = children.filter(([id, child]) =>
+      this.config.machine === 'standalone' ? id === 'standalone' : machineIdOf(child) === 'postStream',
+    );
+    expect(streams.length, 'at most one stream actor of that kind').toBeLessThanOrEqual(1);
+    const actor = streams[0]?.[1];
+    return actor !== undefined && snapshotOf(actor).status === 'active' ? actor : undefined;
+  }
+
+  /** A send() of the call: a rejection is its outcome; other sends' outcomes are not the stream's. */
+  private sendTracked(promise: Promise<void>, isCall = false): void {
+    promise.catch(() => {
+      if (isCall) this.settled = true;
+    });
+  }
+
+  perform(event: StreamEvent): void {
+    const { puppet, transport } = this;
+    switch (event.type) {
+      case 'send.request':
+        this.sendTracked(transport.send(call), true);
+        return;
+      case 'send.charted':
+        this.sendTracked(transport.send(call, { onresumptiontoken: () => undefined }), true);
+        return;
+      case 'send.notification':
+        this.sendTracked(transport.send(notification, { onresumptiontoken: () => undefined }));
+        return;
+      case 'resume':
+        this.resumeFrom = TOKEN;
+        this.sendTracked(transport.send(call, { resumptionToken: TOKEN }), true);
+        return;
+      case 'resume.bad':
+        this.sendTracked(transport.send(call, { resumptionToken: 'caf\u00e9' }), true);
+        return;
+      case 'resumeStream':
+        this.resumeFrom = TOKEN;
+        this.sendTracked(transport.resumeStream(TOKEN));
+        return;
+      case 'close':
+        this.sendTracked(transport.close());
+        return;
+      case 'net.offline':
+        this.network.setOnline(false);
+        return;
+      case 'net.online':
+        this.network.setOnline(true);
+        return;
+      case 'wait.due': {
+        const due = this.pendingWait;
+        if (due === undefined) throw new Error('no reconnect wait is pending at the scheduler');
+        this.pendingWait = undefined;
+        due();
+        return;
+      }
+      case 'get.stream': {
+        const request = this.heldOf('get');
+        // R1: a resume sends the last resumable event id back; the standalone stream resumes too (or starts fresh).
+        if (this.config.machine === 'post') expect(request.headers['last-event-id'], 'Last-Event-ID of the resume').toBe(this.resumeFrom);
+        puppet.answer(request, eventStream(': open\n\n'));
+        return;
+      }
+      case 'get.404':
+        puppet.answer(this.heldOf('get'), text(404, 'session not found'));
+        return;
+      case 'get.405':
+        puppet.answer(this.heldOf('get'), { status: 405, headers: { allow: 'POST, DELETE' } });
+        return;
+      case 'get.401':
+        puppet.answer(this.heldOf('get'), text(401, 'unauthorized'));
+        return;
+      case 'get.500':
+        puppet.answer(this.heldOf('get'), text(500, 'internal error'));
+        return;
+      case 'post.json':
+        puppet.answer(this.heldOf('post'), json({ jsonrpc: '2.0', id: CALL_ID, result: { tools: [] } }));
+        return;
+      case 'post.202':
+        puppet.answer(this.heldOf('post'), { status: 202 });
+        return;
+      case 'post.sse':
+        puppet.answer(this.heldOf('post'), eventStream(': open\n\n'));
+        return;
+      case 'post.500':
+        puppet.answer(this.heldOf('post'), text(500, 'internal error'));
+        return;
+      case 'stream.event': {
+        const id = `e${this.nextEventId++}`;
+        puppet.write(this.heldOf('postStream', 'getStream'), `id: ${id}\ndata: ${logMessage}\n\n`);
+        this.resumeFrom = id;
+        return;
+      }
+      case 'stream.badId':
+        // R11: an id that cannot be sent back as a header (not ASCII).
+        puppet.write(this.heldOf('postStream', 'getStream'), `id: \u00e9${this.nextEventId++}\ndata: ${logMessage}\n\n`);
+        return;
+      case 'stream.response': {
+        const stream = this.heldOf('postStream', 'getStream');
+        puppet.write(stream, `data: ${JSON.stringify({ jsonrpc: '2.0', id: CALL_ID, result: { tools: [] } })}\n\n`);
+        puppet.endStream(stream);
+        return;
+      }
+      case 'stream.end':
+        puppet.endStream(this.heldOf('postStream', 'getStream'));
+        return;
+      case 'stream.silence':
+        this.silenced.add(this.heldOf('postStream', 'getStream'));
+        return;
+    }
+  }
+
+  private observed(withOutcome: boolean): { state: unknown; held: Held[]; settled?: boolean } {
+    const actor = this.streamActor();
+    const seen = { state: actor === undefined ? undefined : snapshotOf(actor).value, held: this.heldKinds() };
+    return withOutcome ? { ...seen, settled: this.settled } : seen;
+  }
+
+  /** After each step: the stream machine is in the model's state and the server holds what the model says. */
+  async check(expected: StreamSnapshot): Promise<void> {
+    const resting = expected.status === 'done' || expected.value === 'idle';
+    const seen = { state: resting ? undefined : expected.value, held: expected.context.held === 'none' ? [] : [expected.context.held] };
+    // A call's outcome: settled once its stream machine ended, or the data plane answered it (so a
+    // hand-over that ends at once, with no actor left to see, is still waited for and checked).
+    const context = expected.context;
+    const call = 'kind' in context && ['request', 'resume', 'badResume'].includes(context.kind);
+    const wanted = call ? { ...seen, settled: expected.status === 'done' || (expected.value === 'idle' && !context.direct) } : seen;
+    await this.settle(() => canonical(this.observed(call)) === canonical(wanted));
+    expect(this.crash?.message, "the transport's actor stopped with an error").toBeUndefined();
+    expect(this.observed(call)).toEqual(wanted);
+  }
+
+  async dispose(): Promise<void> {
+    clearInterval(this.keepAlive);
+    this.transport.actor.stop();
+    await this.puppet.close();
+  }
+}
+
+/** Runs one path against a fresh transport and server; what the real charts went through is added to `coverage`. */
+export async function runStreamPath(
+  model: { testPath(path: StatePath<StreamSnapshot, StreamEvent>, params: TestParam<StreamSnapshot, StreamEvent>): Promise<unknown> },
+  path: StatePath<StreamSnapshot, StreamEvent>,
+  config: StreamConfig,
+  coverage: Coverage,
+): Promise<void> {
+  const world = await StreamWorld.open(config);
+  try {
+    await model.testPath(path, world.params());
+  } finally {
+    await world.dispose();
+    coverage.merge(world.coverage);
+  }
+}
