@@ -195,7 +195,12 @@ export const sharedActions = actions({
   spawnPost: assign(({ context, event, spawn, self }) => {
     assertEvent(event, 'send');
     const { message, ticket, resumptionToken, onResumptionToken, attempts } = event;
-    return spawnPosts(context, spawn, [{ message, ticket, origin: 'caller', attempts, resumptionToken, onResumptionToken }], isOffline(self));
+    return spawnPosts(
+      context,
+      spawn,
+      [{ message, ticket, origin: 'caller', attempts, resumptionToken, onResumptionToken }],
+      isOffline(self),
+    );
   }),
   /** Re-established (F3) or authorized (A1): the queued messages go out in order. */
   flushQueue: assign(({ context, spawn, self }) => ({ ...spawnPosts(context, spawn, context.queue, isOffline(self)), queue: [] })),

@@ -55,7 +55,12 @@ export const recoveryActions = actions({
       : spawnPosts(context, spawn, [{ message: context.initializeRequest, ticket: noTicket, origin: 'recovery' }], isOffline(self)),
   ),
   confirmInitialized: assign(({ context, spawn, self }) =>
-    spawnPosts(context, spawn, [{ message: { jsonrpc: '2.0', method: INITIALIZED }, ticket: noTicket, origin: 'recovery' }], isOffline(self)),
+    spawnPosts(
+      context,
+      spawn,
+      [{ message: { jsonrpc: '2.0', method: INITIALIZED }, ticket: noTicket, origin: 'recovery' }],
+      isOffline(self),
+    ),
   ),
   countRecovery: assign({ recoveriesWithoutProgress: ({ context }) => context.recoveriesWithoutProgress + 1 }),
   emitSessionChanged: emit(({ context }) => ({

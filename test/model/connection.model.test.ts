@@ -149,7 +149,11 @@ describe('connection chart, model-based', () => {
   });
 
   it.each(streamModels)('the $machine.id model has exactly the states of the real machine', ({ model, machine, modelOnly }) => {
-    expect(stateIdsOf(model).filter((id) => !modelOnly.includes(id)).sort()).toEqual(stateIdsOf(machine).sort());
+    expect(
+      stateIdsOf(model)
+        .filter((id) => !modelOnly.includes(id))
+        .sort(),
+    ).toEqual(stateIdsOf(machine).sort());
   });
 
   it.each(streamModels)('the stream paths take every transition of the $machine.id model', ({ model }) => {

@@ -80,7 +80,8 @@ export class StreamWorld {
     });
     if (config.idle) {
       this.keepAlive = setInterval(() => {
-        for (const request of puppet.held()) if (request.state === 'streaming' && !this.silenced.has(request)) puppet.write(request, ': alive\n\n');
+        for (const request of puppet.held())
+          if (request.state === 'streaming' && !this.silenced.has(request)) puppet.write(request, ': alive\n\n');
       }, KEEPALIVE_MS);
     }
   }
@@ -175,7 +176,8 @@ export class StreamWorld {
 
   private heldOf(...kinds: Held[]): PuppetRequest {
     const request = this.puppet.held().find((candidate) => kinds.includes(heldKind(candidate) ?? 'none'));
-    if (request === undefined) throw new Error(`the server holds no ${kinds.join(' or ')} (it holds: ${this.heldKinds().join(', ') || 'nothing'})`);
+    if (request === undefined)
+      throw new Error(`the server holds no ${kinds.join(' or ')} (it holds: ${this.heldKinds().join(', ') || 'nothing'})`);
     return request;
   }
 

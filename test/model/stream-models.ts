@@ -254,7 +254,10 @@ export const postModel = setup({
     sendPost: assign({ held: 'post' }),
     request: assign({ held: 'get', progressed: false }),
     released: assign({ held: 'none' }),
-    openStream: assign(({ context }) => ({ held: context.held === 'get' ? ('getStream' as const) : ('postStream' as const), progressed: false })),
+    openStream: assign(({ context }) => ({
+      held: context.held === 'get' ? ('getStream' as const) : ('postStream' as const),
+      progressed: false,
+    })),
     goodId: assign({ lastId: 'ok', progressed: true }),
     badId: assign({ lastId: 'bad', progressed: true }),
     /** adoptEnd: the wait before resuming (R4). */
@@ -385,7 +388,14 @@ export type StandaloneSnapshot = ReturnType<typeof standaloneModel.transition>;
 export type PostSnapshot = ReturnType<typeof postModel.transition>;
 export type StreamSnapshot = StandaloneSnapshot | PostSnapshot;
 
-const callerSends: readonly StreamEventType[] = ['send.request', 'send.charted', 'send.notification', 'resume', 'resume.bad', 'resumeStream'];
+const callerSends: readonly StreamEventType[] = [
+  'send.request',
+  'send.charted',
+  'send.notification',
+  'resume',
+  'resume.bad',
+  'resumeStream',
+];
 
 /** Whether the world can do `event` now: the server answers only what it holds; the caller sends one message, never offline. */
 export function isStreamEventApplicable(snapshot: StreamSnapshot, event: StreamEvent): boolean {
