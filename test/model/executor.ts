@@ -16,6 +16,7 @@
  * The real chart's microsteps are recorded through the transport's `inspect` option, for coverage.
  */
 import { expect } from 'vitest';
+import type { EventObject, Snapshot } from 'xstate';
 import type { StatePath, TestParam } from 'xstate/graph';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
@@ -511,21 +512,37 @@ export class World {
   }
 }
 
+/** A world one path runs in: the executors and state checks it gives the path, what it covered, its end. */
+export interface PathWorld<S extends Snapshot<unknown>, E extends EventObject> {
+  readonly coverage: Coverage;
+  params(): TestParam<S, E>;
+  dispose(): Promise<void>;
+}
+
 /**
- * Runs one path of `model` against a fresh transport and server; what the real chart went through
- * is added to `coverage`, up to the failing step if a step fails.
+ * Runs one path of `model` in `world` (a fresh transport and server); what the real charts went
+ * through is added to `coverage`, up to the failing step if a step fails.
  */
-export async function runPath(
-  model: { testPath(path: StatePath<ModelSnapshot, ModelEvent>, params: TestParam<ModelSnapshot, ModelEvent>): Promise<unknown> },
-  path: StatePath<ModelSnapshot, ModelEvent>,
-  config: ModelConfig,
+export async function runInWorld<S extends Snapshot<unknown>, E extends EventObject>(
+  model: { testPath(path: StatePath<S, E>, params: TestParam<S, E>): Promise<unknown> },
+  path: StatePath<S, E>,
+  world: PathWorld<S, E>,
   coverage: Coverage,
 ): Promise<void> {
-  const world = await World.open(config);
   try {
     await model.testPath(path, world.params());
   } finally {
     await world.dispose();
     coverage.merge(world.coverage);
   }
+}
+
+/** Runs one path of the connection model against a fresh transport and server. */
+export async function runPath(
+  model: { testPath(path: StatePath<ModelSnapshot, ModelEvent>, params: TestParam<ModelSnapshot, ModelEvent>): Promise<unknown> },
+  path: StatePath<ModelSnapshot, ModelEvent>,
+  config: ModelConfig,
+  coverage: Coverage,
+): Promise<void> {
+  await runInWorld(model, path, await World.open(config), coverage);
 }

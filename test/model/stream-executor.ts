@@ -12,7 +12,7 @@ import type { AnyActorRef } from 'xstate';
 import type { StatePath, TestParam } from 'xstate/graph';
 import { manualNetwork, StreamableHTTPClientTransport, type JSONRPCMessage } from '../../src/node.js';
 import { Coverage, machineIdOf } from './coverage.js';
-import { canonical, initializeRequest, initializeResult, json, SETTLE_MS, text } from './executor.js';
+import { canonical, initializeRequest, initializeResult, json, runInWorld, SETTLE_MS, text } from './executor.js';
 import { startPuppetServer, type PuppetReply, type PuppetRequest, type PuppetServer } from './puppet-server.js';
 import type { Held, StreamConfig, StreamEvent, StreamEventType, StreamSnapshot } from './stream-models.js';
 
@@ -329,18 +329,12 @@ export class StreamWorld {
   }
 }
 
-/** Runs one path against a fresh transport and server; what the real charts went through is added to `coverage`. */
+/** Runs one path of a stream model against a fresh transport (its session open) and server. */
 export async function runStreamPath(
   model: { testPath(path: StatePath<StreamSnapshot, StreamEvent>, params: TestParam<StreamSnapshot, StreamEvent>): Promise<unknown> },
   path: StatePath<StreamSnapshot, StreamEvent>,
   config: StreamConfig,
   coverage: Coverage,
 ): Promise<void> {
-  const world = await StreamWorld.open(config);
-  try {
-    await model.testPath(path, world.params());
-  } finally {
-    await world.dispose();
-    coverage.merge(world.coverage);
-  }
+  await runInWorld(model, path, await StreamWorld.open(config), coverage);
 }

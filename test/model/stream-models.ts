@@ -124,6 +124,15 @@ function waitModel<const Target extends string>(target: Target) {
   } as const;
 }
 
+/** What both models start from: nothing held, no attempt, online. */
+const commonContext = (config: StreamConfig) => ({ config, held: 'none' as const, attempt: 0, progressed: false, offline: false });
+
+/** The network signal (W2): every stream actor hears it. */
+const networkSignal = {
+  'net.offline': { guard: 'isOnline', actions: 'noteOffline' },
+  'net.online': { guard: 'isOffline', actions: 'noteOnline' },
+} as const;
+
 const idleWatchModel = {
   choosing: { always: [{ guard: 'watchesIdle', target: 'watching' }, { target: 'unwatched' }] },
   watching: {},
@@ -162,20 +171,11 @@ export const standaloneModel = setup({
   },
 }).createMachine({
   id: 'standaloneStream',
-  context: ({ input }) => ({
-    config: input,
-    held: 'none',
-    attempt: 0,
-    progressed: false,
-    offline: false,
-    established: false,
-    closing: false,
-  }),
+  context: ({ input }) => ({ ...commonContext(input), established: false, closing: false }),
   initial: 'opening',
   on: {
     close: { guard: 'notClosing', target: '.gone', actions: 'windDown' },
-    'net.offline': { guard: 'isOnline', actions: 'noteOffline' },
-    'net.online': { guard: 'isOffline', actions: 'noteOnline' },
+    ...networkSignal,
   },
   states: {
     opening: {
@@ -266,29 +266,15 @@ export const postModel = setup({
   },
 }).createMachine({
   id: 'postStream',
-  context: ({ input }) => ({
-    config: input,
-    held: 'none',
-    attempt: 0,
-    progressed: false,
-    offline: false,
-    kind: 'none',
-    direct: false,
-    interrupted: false,
-    lastId: 'none',
-  }),
+  context: ({ input }) => ({ ...commonContext(input), kind: 'none', direct: false, interrupted: false, lastId: 'none' }),
   initial: 'idle',
-  on: {
-    'net.offline': { guard: 'isOnline', actions: 'noteOffline' },
-    'net.online': { guard: 'isOffline', actions: 'noteOnline' },
-  },
+  on: networkSignal,
   states: {
     /** Model only: no POST stream actor (nothing sent yet, or the call is on the data plane). */
     idle: {
       on: {
         // no POST stream actor to tell (the root's handlers stand for the actor's own)
-        'net.offline': { guard: 'isOnline', actions: 'noteOffline' },
-        'net.online': { guard: 'isOffline', actions: 'noteOnline' },
+        ...networkSignal,
         'send.request': [
           { guard: 'charted', target: 'starting', actions: [assign({ kind: 'request' }), 'sendPost'] },
           // the data plane: the facade POSTs the call itself
