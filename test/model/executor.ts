@@ -27,7 +27,7 @@ import { startPuppetServer, type PuppetReply, type PuppetRequest, type PuppetSer
 
 const PROTOCOL_VERSION = '2025-11-25';
 /** Longest wait for the transport and the server to reach what a step expects (a bound, not a timing). */
-export const SETTLE_MS = 3_000;
+const SETTLE_MS = 3_000;
 /** deleteTimeout when the model leaves the DELETE on close unanswered, and when it answers it. */
 const SHORT_DELETE_TIMEOUT = 1_000;
 const LONG_DELETE_TIMEOUT = 600_000;
@@ -143,6 +143,43 @@ export function canonical(value: unknown): string {
   );
 }
 
+/** Watches a transport's actor: wakes waiters on every change, and keeps the error it stopped with. */
+export class ActorWatch {
+  /** Why the actor stopped with an error, if it did. */
+  crash: Error | undefined;
+  private waiting: (() => void)[] = [];
+
+  constructor(actor: { subscribe(observer: { next: () => void; error: (error: unknown) => void }): unknown }) {
+    const wake = () => {
+      const woken = this.waiting;
+      this.waiting = [];
+      for (const resolve of woken) resolve();
+    };
+    actor.subscribe({
+      next: wake,
+      // An actor that throws stops; the error is reported by the step that caused it.
+      error: (error: unknown) => {
+        this.crash = error instanceof Error ? error : new Error(String(error));
+        wake();
+      },
+    });
+  }
+
+  /** Waits (bounded: SETTLE_MS) until `done()` holds or the actor crashed, waking on every change of the actor or the server. */
+  async settle(puppet: PuppetServer, done: () => boolean): Promise<void> {
+    const deadline = Date.now() + SETTLE_MS;
+    for (let round = 0; round < 10_000 && !done() && this.crash === undefined && Date.now() <= deadline; round++) {
+      await Promise.race([
+        puppet.nextChange(),
+        new Promise<void>((resolve) => {
+          this.waiting.push(resolve);
+        }),
+        new Promise<void>((resolve) => setTimeout(resolve, 10)),
+      ]);
+    }
+  }
+}
+
 export class World {
   readonly coverage = new Coverage('connection');
   private readonly tracked: Tracked[] = [];
@@ -155,9 +192,7 @@ export class World {
   private tokens = 0;
   private previous: ModelSnapshot | undefined;
   private lastTracked: Tracked | undefined;
-  private actorChanged: (() => void)[] = [];
-  /** Why the transport's actor stopped with an error, if it did. */
-  private crash: Error | undefined;
+  private readonly watch: ActorWatch;
 
   private constructor(
     readonly config: ModelConfig,
@@ -173,19 +208,7 @@ export class World {
     };
     transport.onerror = () => undefined;
     this.coverage.addValue(transport.actor.getSnapshot().value);
-    const wake = () => {
-      const woken = this.actorChanged;
-      this.actorChanged = [];
-      for (const resolve of woken) resolve();
-    };
-    transport.actor.subscribe({
-      next: wake,
-      // An actor that throws stops; the error is reported by the step that caused it.
-      error: (error: unknown) => {
-        this.crash = error instanceof Error ? error : new Error(String(error));
-        wake();
-      },
-    });
+    this.watch = new ActorWatch(transport.actor);
   }
 
   static async open(config: ModelConfig): Promise<World> {
@@ -463,23 +486,15 @@ export class World {
     return canonical(value) === canonical(expected.value) && canonical(this.heldKinds()) === canonical(expectedHeld(expected));
   }
 
-  private nextActorChange(): Promise<void> {
-    return new Promise((resolve) => {
-      this.actorChanged.push(resolve);
-    });
-  }
-
   /** After each step: the transport is in the model's state and the server holds what the model says. */
   async check(expected: ModelSnapshot): Promise<void> {
-    const deadline = Date.now() + SETTLE_MS;
-    for (let round = 0; round < 10_000; round++) {
+    await this.watch.settle(this.puppet, () => {
       this.dropOrphans(expected);
-      if (this.matches(expected) || this.crash !== undefined || Date.now() > deadline) break;
-      await Promise.race([this.puppet.nextChange(), this.nextActorChange(), new Promise<void>((resolve) => setTimeout(resolve, 10))]);
-    }
+      return this.matches(expected);
+    });
     // Let promise reactions of this step (a send refused at once) run before looking at them.
     await new Promise<void>((resolve) => setImmediate(resolve));
-    expect(this.crash?.message, "the transport's actor stopped with an error").toBeUndefined();
+    expect(this.watch.crash?.message, "the transport's actor stopped with an error").toBeUndefined();
     expect({ state: this.transport.actor.getSnapshot().value, held: this.heldKinds() }).toEqual({
       state: expected.value,
       held: expectedHeld(expected),

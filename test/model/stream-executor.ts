@@ -12,7 +12,7 @@ import type { AnyActorRef } from 'xstate';
 import type { StatePath, TestParam } from 'xstate/graph';
 import { manualNetwork, StreamableHTTPClientTransport, type JSONRPCMessage } from '../../src/node.js';
 import { Coverage, machineIdOf } from './coverage.js';
-import { canonical, initializeRequest, initializeResult, json, runInWorld, SETTLE_MS, text } from './executor.js';
+import { ActorWatch, canonical, initializeRequest, initializeResult, json, runInWorld, text } from './executor.js';
 import { startPuppetServer, type PuppetReply, type PuppetRequest, type PuppetServer } from './puppet-server.js';
 import type { Held, StreamConfig, StreamEvent, StreamEventType, StreamSnapshot } from './stream-models.js';
 
@@ -51,8 +51,7 @@ export class StreamWorld {
   private nextEventId = 1;
   /** The Last-Event-ID a resume must send. */
   private resumeFrom: string | undefined;
-  private crash: Error | undefined;
-  private actorChanged: (() => void)[] = [];
+  private readonly watch: ActorWatch;
   /** The caller's call has its outcome: a response (the server's, or the chart's error for it) or a rejected send(). */
   private settled = false;
 
@@ -66,18 +65,7 @@ export class StreamWorld {
     transport.onmessage = (message) => {
       if ('id' in message && message.id === CALL_ID && !('method' in message)) this.settled = true;
     };
-    const wake = () => {
-      const woken = this.actorChanged;
-      this.actorChanged = [];
-      for (const resolve of woken) resolve();
-    };
-    transport.actor.subscribe({
-      next: wake,
-      error: (error: unknown) => {
-        this.crash = error instanceof Error ? error : new Error(String(error));
-        wake();
-      },
-    });
+    this.watch = new ActorWatch(transport.actor);
     if (config.idle) {
       this.keepAlive = setInterval(() => {
         for (const request of puppet.held())
@@ -149,18 +137,8 @@ export class StreamWorld {
     return found;
   }
 
-  /** Waits (bounded) until `done()` holds, waking on every server and actor change. */
-  private async settle(done: () => boolean): Promise<void> {
-    const deadline = Date.now() + SETTLE_MS;
-    for (let round = 0; round < 10_000 && !done() && this.crash === undefined && Date.now() <= deadline; round++) {
-      await Promise.race([
-        this.puppet.nextChange(),
-        new Promise<void>((resolve) => {
-          this.actorChanged.push(resolve);
-        }),
-        new Promise<void>((resolve) => setTimeout(resolve, 10)),
-      ]);
-    }
+  private settle(done: () => boolean): Promise<void> {
+    return this.watch.settle(this.puppet, done);
   }
 
   params(): TestParam<StreamSnapshot, StreamEvent> {
@@ -318,7 +296,7 @@ export class StreamWorld {
     const call = 'kind' in context && ['request', 'resume', 'badResume'].includes(context.kind);
     const wanted = call ? { ...seen, settled: expected.status === 'done' || (expected.value === 'idle' && !context.direct) } : seen;
     await this.settle(() => canonical(this.observed(call)) === canonical(wanted));
-    expect(this.crash?.message, "the transport's actor stopped with an error").toBeUndefined();
+    expect(this.watch.crash?.message, "the transport's actor stopped with an error").toBeUndefined();
     expect(this.observed(call)).toEqual(wanted);
   }
 

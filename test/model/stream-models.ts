@@ -457,12 +457,7 @@ export const streamConfigs: readonly StreamConfig[] = [
     idle: false,
     maxRetries: 1,
     events: [
-      'send.request',
-      'send.charted',
-      'send.notification',
-      'resume',
-      'resume.bad',
-      'resumeStream',
+      ...callerSends,
       'post.json',
       'post.202',
       'post.sse',
