@@ -72,6 +72,23 @@ export class TransportFailedError extends McpTransportError {}
 /** A message given to `send()` was not a JSON-RPC message. */
 export class InvalidMessageError extends McpTransportError {}
 
+/**
+ * E9: the server speaks only the 2026-07-28 era and refused this client's `initialize`: the
+ * client is one that cannot negotiate it (`@modelcontextprotocol/sdk` 1.x, or the v2 Client in
+ * its default `'legacy'` mode). `supported` lists the server's versions.
+ */
+export class ModernOnlyServerError extends ProtocolError {
+  readonly supported: readonly string[];
+  constructor(supported: readonly string[], offered: string | undefined) {
+    super(
+      `the server speaks only MCP ${supported.join(', ')} (sessionless), and refused initialize` +
+        `${offered === undefined ? '' : ` with ${offered}`}. Use the v2 SDK Client (@modelcontextprotocol/client) with ` +
+        `versionNegotiation: { mode: 'auto' } over this transport; @modelcontextprotocol/sdk 1.x cannot speak 2026-07-28`,
+    );
+    this.supported = supported;
+  }
+}
+
 /** W2: `send()` while the network is known to be gone: refused at once, nothing queued; the session lives on. */
 export class OfflineError extends McpTransportError {}
 
@@ -92,7 +109,14 @@ export function isUnauthorized(error: unknown): error is Error {
 
 /** Errors that already say what state the transport is in are kept; others are wrapped. */
 export function asFailure(error: unknown): Error {
-  if (error instanceof SessionExpiredError || error instanceof TransportFailedError || isUnauthorized(error)) return error;
+  if (
+    error instanceof SessionExpiredError ||
+    error instanceof TransportFailedError ||
+    error instanceof ModernOnlyServerError ||
+    isUnauthorized(error)
+  ) {
+    return error;
+  }
   const message = error instanceof Error ? error.message : String(error);
   return new TransportFailedError(`transport failed: ${message}`, { cause: error });
 }

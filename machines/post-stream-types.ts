@@ -34,6 +34,10 @@ export interface PostStreamInput {
   interrupted?: InterruptedStream | undefined;
   /** W2: the network is known to be gone as the stream begins. */
   offline?: boolean | undefined;
+  /** E5: the 2026-07-28 era has no resumption: a stream that ends before its response fails the call. */
+  modern?: boolean | undefined;
+  /** E2, E3: the caller's own headers for this request (reserved names already removed). */
+  headers?: Readonly<Record<string, string>> | undefined;
 }
 
 /** Where a data-plane call's stream stopped: how it ended, and the event ids it delivered (R7). */
@@ -50,6 +54,8 @@ export interface PostRequestInput {
   endpoint: string | undefined;
   sessionId: string | undefined;
   protocolVersion: string | undefined;
+  /** E2, E3: the caller's own headers for this request (reserved names already removed). */
+  headers: Readonly<Record<string, string>> | undefined;
 }
 
 export interface ResumeInput {
@@ -113,6 +119,8 @@ export type PostStreamReport =
 export type DataPlaneReport = {
   type: 'post.interrupted';
   message: JSONRPCMessage;
+  /** E3: the caller's own headers for this request, for the POST child that takes the call over. */
+  headers?: Readonly<Record<string, string>> | undefined;
   ticket: SendTicket;
   /** The session and version the call carried; the resume GET carries the same (R1). */
   sessionId: string | undefined;

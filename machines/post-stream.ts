@@ -97,13 +97,18 @@ const postStreamSetup = setup({
     isJson: (_, params: { result: PostResult }) => params.result.kind === 'json',
     /** `resumeStream()` awaits no response: its stream ending is its end. */
     awaitsNothing: ({ context }) => context.requestIds.length === 0,
-    /** R1/R2: only a stream that has shown an event id can be resumed, and only within budget (R5). */
+    /** R1/R2: only a stream that has shown an event id can be resumed, and only within budget (R5); E5: never in the 2026-07-28 era. */
     canResume: ({ context, event }) => {
       if (event.type !== 'stream.ended') return false;
       if (event.end.error instanceof MessageTooLargeError) return false;
       const lastEventId = event.end.lastEventId ?? context.lastEventId;
       const attempt = event.end.progressed ? 0 : context.attempt;
-      return lastEventId !== undefined && isResumableEventId(lastEventId) && attempt <= context.options.reconnection.maxRetries;
+      return (
+        !context.modern &&
+        lastEventId !== undefined &&
+        isResumableEventId(lastEventId) &&
+        attempt <= context.options.reconnection.maxRetries
+      );
     },
     /** R6: 429, 5xx and network errors spend the same budget; a missing session or a 401 goes to the parent. */
     canRetry: ({ context }, params: { error: unknown }) =>
@@ -148,7 +153,11 @@ const postStreamSetup = setup({
         return event.end.error instanceof MessageTooLargeError
           ? event.end.error
           : new StreamEndedError(
-              event.end.lastEventId === undefined ? 'request ended without a response' : 'request stream could not be resumed',
+              context.modern
+                ? 'request stream ended before its response (the 2026-07-28 protocol has no resumption)'
+                : event.end.lastEventId === undefined
+                  ? 'request ended without a response'
+                  : 'request stream could not be resumed',
               { cause: event.end.error },
             );
       },
@@ -211,6 +220,8 @@ export const postStreamMachine = postStreamSetup.createMachine({
     error: undefined,
     wait: undefined,
     offline: input.offline ?? false,
+    modern: input.modern,
+    headers: input.headers,
   }),
   initial: 'starting',
   on: { 'network.offline': { actions: 'noteOffline' }, 'network.online': { actions: 'noteOnline' } },
@@ -237,6 +248,7 @@ export const postStreamMachine = postStreamSetup.createMachine({
           endpoint: context.endpoint,
           sessionId: context.sessionId,
           protocolVersion: context.protocolVersion,
+          headers: context.headers,
         }),
         onDone: [
           {

@@ -60,6 +60,12 @@ export interface SendTicket {
    * there (P10), so no synthetic answer is needed; false when `send()` had already resolved.
    */
   failed(error: Error): boolean;
+  /**
+   * E2, E7: the call's stream ended for a reason other than its caller's abort (the v2 SDK's
+   * `onRequestStreamEnd`). True when the caller listens for that: it learns of a drop there, so
+   * no synthetic answer is delivered for it.
+   */
+  ended?(): boolean;
 }
 
 /** Reconnection settings, named as in the official SDK's `reconnectionOptions`. */
@@ -129,6 +135,9 @@ export interface ChartOptions {
 
 /** W1: the rest of a saved session: its version, the standalone stream's place, and the initialize to repeat (F3). */
 export interface RestoredSession {
+  /** E10: a saved 2026-07-28 connection: no session, and the probe's answer to give without asking again. */
+  era?: 'modern' | undefined;
+  discover?: Record<string, unknown> | undefined;
   protocolVersion: string | undefined;
   standaloneLastEventId: string | undefined;
   initializeRequest: JSONRPCRequest | undefined;

@@ -1,5 +1,5 @@
 import type { JSONRPCId, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult, SendTicket } from '../machines/types.js';
-import { toError, TransportClosedError } from '../machines/errors.js';
+import { StreamEndedError, toError, TransportClosedError } from '../machines/errors.js';
 import { failCall } from '../machines/connection/index.js';
 import { requestIdsOf, type DataPlaneReport, type PostStreamReport } from '../machines/post-stream.js';
 import { RequestControl, type HttpClient } from './http/client.js';
@@ -17,7 +17,11 @@ interface DirectCall {
   readonly sessionId: string | undefined;
   readonly protocolVersion: string | undefined;
   readonly control: RequestControl;
+  /** E2, E3: the caller's own headers for this request. */
+  readonly headers: Readonly<Record<string, string>> | undefined;
   reader: StreamReader | undefined;
+  /** E6: removes the listener on the caller's `requestSignal`, when one was given. */
+  unlink: (() => void) | undefined;
 }
 
 const noAttempts = { auth: 0, stepUps: 0 } as const;
@@ -48,7 +52,14 @@ export class DataPlane {
     return this.calls.size;
   }
 
-  send(message: JSONRPCMessage, ticket: SendTicket, sessionId: string | undefined, protocolVersion: string | undefined): void {
+  send(
+    message: JSONRPCMessage,
+    ticket: SendTicket,
+    sessionId: string | undefined,
+    protocolVersion: string | undefined,
+    headers: Readonly<Record<string, string>> | undefined,
+    requestSignal: AbortSignal | undefined,
+  ): void {
     const call: DirectCall = {
       message,
       requestIds: requestIdsOf(message),
@@ -56,10 +67,38 @@ export class DataPlane {
       sessionId,
       protocolVersion,
       control: new RequestControl(),
+      headers,
       reader: undefined,
+      unlink: undefined,
     };
     this.calls.add(call);
+    if (requestSignal !== undefined) this.watch(call, requestSignal);
     void this.run(call);
+  }
+
+  /**
+   * E2, E6: aborting the caller's `requestSignal` stops this call's POST and stream now, and
+   * nothing else: no `onerror`, no answer, no resume (the caller has given up on it).
+   */
+  private watch(call: DirectCall, requestSignal: AbortSignal): void {
+    const abort = () => {
+      if (this.calls.has(call)) this.stop(call, new StreamEndedError('request aborted by its requestSignal'));
+    };
+    if (requestSignal.aborted) {
+      abort();
+      return;
+    }
+    requestSignal.addEventListener('abort', abort, { once: true });
+    call.unlink = () => {
+      requestSignal.removeEventListener('abort', abort);
+    };
+  }
+
+  /** The call leaves the set; false when it had left already (ended by the chart or its caller). */
+  private settle(call: DirectCall): boolean {
+    if (!this.calls.delete(call)) return false;
+    call.unlink?.();
+    return true;
   }
 
   /**
@@ -80,7 +119,7 @@ export class DataPlane {
   }
 
   private stop(call: DirectCall, error: Error, answer = false): void {
-    this.calls.delete(call);
+    this.settle(call);
     call.reader?.stop();
     call.control.abort(error);
     // P10: the caller still awaiting send() is told there; one whose send() resolved, by a synthetic answer.
@@ -95,12 +134,13 @@ export class DataPlane {
       endpoint: undefined,
       sessionId: call.sessionId,
       protocolVersion: call.protocolVersion,
+      headers: call.headers,
     };
     let result: PostResult;
     try {
       result = await postMessage(this.http, this.sink, this.options, input, undefined, call.control);
     } catch (error) {
-      if (!this.calls.delete(call)) return;
+      if (!this.settle(call)) return;
       this.report({
         type: 'post.failed',
         postId: undefined,
@@ -119,7 +159,7 @@ export class DataPlane {
     }
     call.ticket.accepted();
     if (result.kind !== 'sse') {
-      this.calls.delete(call);
+      this.settle(call);
       this.answer(call, result.kind === 'json' ? result.response : undefined, result.sessionId);
       return;
     }
@@ -137,7 +177,7 @@ export class DataPlane {
         maxMessageBytes: this.options.maxMessageBytes,
       },
       (event) => {
-        if (!this.calls.delete(call)) return;
+        if (!this.settle(call)) return;
         // P4: the response ends the stream: the body is cancelled, not drained.
         call.reader?.stop();
         if (event.type === 'stream.response') {
@@ -147,6 +187,7 @@ export class DataPlane {
         this.report({
           type: 'post.interrupted',
           message: call.message,
+          headers: call.headers,
           ticket: call.ticket,
           sessionId: call.sessionId,
           protocolVersion: call.protocolVersion,
@@ -164,6 +205,7 @@ export class DataPlane {
   private answer(call: DirectCall, response: JSONRPCResponse | undefined, sessionId: string | undefined): void {
     if ((sessionId === undefined || sessionId === call.sessionId) && this.open()) {
       if (response !== undefined) this.sink.deliver(response);
+      call.ticket.ended?.();
       return;
     }
     this.report({

@@ -10,4 +10,5 @@ export {
   TransportFailedError,
   InvalidMessageError,
   OfflineError,
+  ModernOnlyServerError,
 } from '../machines/errors.js';

@@ -7,10 +7,10 @@ export { StreamableHTTPClientTransport, type SendOptions } from './transport.js'
 export type { StreamableHTTPClientTransportOptions } from './options.js';
 export { parseSavedState, type SavedTransportState } from './saved-state.js';
 export { manualNetwork, type NetworkSignal } from './network.js';
-export { connectionStatus, nextRetry, type ConnectionStatus, type NextRetry } from './ui.js';
+export { connectionEra, connectionStatus, nextRetry, type ConnectionStatus, type NextRetry } from './ui.js';
 export type { FetchLike, TokenSource } from './http/client.js';
 export * from './errors.js';
-export { connectionMachine, type ConnectionMachine, type ConnectionEmitted } from '../machines/connection/index.js';
+export { connectionMachine, type ConnectionMachine, type ConnectionEmitted, type Era } from '../machines/connection/index.js';
 export { postStreamMachine } from '../machines/post-stream.js';
 export { standaloneStreamMachine } from '../machines/standalone-stream.js';
 export type {

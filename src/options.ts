@@ -92,7 +92,7 @@ export interface StreamableHTTPClientTransportOptions {
 
 export function resolveChartOptions(
   options: StreamableHTTPClientTransportOptions,
-  restore?: { sessionId: string; restored: RestoredSession },
+  restore?: { sessionId: string | undefined; restored: RestoredSession },
   /** W2: the host has a network signal to watch. */
   watchNetwork = true,
 ): ChartOptions {

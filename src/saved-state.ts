@@ -11,7 +11,12 @@ export interface SavedTransportState {
   v: 1;
   /** The endpoint the session belongs to: a transport for another URL refuses the state. */
   endpoint: string;
-  sessionId: string;
+  /** The session (2025 era); a 2026-07-28 connection has none (E10). */
+  sessionId?: string | undefined;
+  /** E10: the connection speaks 2026-07-28: a restored transport goes straight to that era. */
+  era?: 'modern' | undefined;
+  /** E10: the server's answer to the era probe (`server/discover`), given to the Client instead of asking again. */
+  discover?: Record<string, unknown> | undefined;
   protocolVersion?: string | undefined;
   /** Where the standalone stream resumes (`Last-Event-ID`), so nothing sent during the reload is lost. */
   standaloneLastEventId?: string | undefined;
@@ -38,10 +43,24 @@ export function parseSavedState(value: unknown): SavedTransportState {
   const given = value as Record<string, unknown>;
   if (given.v !== 1) refuse('v must be 1');
   if (typeof given.endpoint !== 'string') refuse('endpoint must be a string');
-  if (typeof given.sessionId !== 'string') refuse('sessionId must be a string');
-  const sessionProblem = sessionIdProblem(given.sessionId);
-  if (sessionProblem !== undefined) refuse(`sessionId ${sessionProblem}`);
-  const state: SavedTransportState = { v: 1, endpoint: given.endpoint, sessionId: given.sessionId };
+  if (given.era !== undefined && given.era !== 'modern') refuse("era must be 'modern' when given");
+  const modern = given.era === 'modern';
+  if (modern && given.sessionId !== undefined) refuse('a 2026-07-28 (era: modern) state has no sessionId');
+  if (!modern && typeof given.sessionId !== 'string') refuse('sessionId must be a string');
+  const state: SavedTransportState = { v: 1, endpoint: given.endpoint };
+  if (typeof given.sessionId === 'string') {
+    const sessionProblem = sessionIdProblem(given.sessionId);
+    if (sessionProblem !== undefined) refuse(`sessionId ${sessionProblem}`);
+    state.sessionId = given.sessionId;
+  }
+  if (modern) {
+    state.era = 'modern';
+    const discover = given.discover;
+    if (discover !== undefined) {
+      if (typeof discover !== 'object' || discover === null || Array.isArray(discover)) refuse('discover must be an object');
+      state.discover = discover as Record<string, unknown>;
+    }
+  }
   for (const key of ['protocolVersion', 'standaloneLastEventId'] as const) {
     const field = given[key];
     if (field === undefined) continue;
@@ -58,7 +77,7 @@ export function parseSavedState(value: unknown): SavedTransportState {
 }
 
 /** The chart's view of a checked state, for a transport on `url`. */
-export function restoredSession(state: SavedTransportState, url: URL): { sessionId: string; restored: RestoredSession } {
+export function restoredSession(state: SavedTransportState, url: URL): { sessionId: string | undefined; restored: RestoredSession } {
   if (URL.canParse(state.endpoint) ? new URL(state.endpoint).href !== url.href : true) {
     throw new McpTransportError(
       `the saved state belongs to ${state.endpoint}, not to ${url.href}; refusing to send its session ID elsewhere`,
@@ -67,6 +86,8 @@ export function restoredSession(state: SavedTransportState, url: URL): { session
   return {
     sessionId: state.sessionId,
     restored: {
+      era: state.era,
+      discover: state.discover,
       protocolVersion: state.protocolVersion,
       standaloneLastEventId: state.standaloneLastEventId,
       initializeRequest: state.initialize,

@@ -12,11 +12,18 @@ import {
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/types.js';
-import { InvalidMessageError, McpTransportError, OfflineError, TransportClosedError, TransportFailedError } from '../machines/errors.js';
+import {
+  InvalidMessageError,
+  McpTransportError,
+  OfflineError,
+  StreamEndedError,
+  TransportClosedError,
+  TransportFailedError,
+} from '../machines/errors.js';
 import { resumePoint } from '../machines/standalone-stream.js';
 import { connectionSystemId, ioActors, type TransportIo } from './actors.js';
 import { chooseSender, HttpClient } from './http/client.js';
-import { baseHeaders } from './http/headers.js';
+import { baseHeaders, perRequestHeaders } from './http/headers.js';
 import { resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
 import { authorize, unauthorizedError } from './http/auth.js';
@@ -24,13 +31,19 @@ import { DataPlane } from './data-plane.js';
 import { browserNetwork } from './network.js';
 import { parseSavedState, restoredSession, type SavedTransportState } from './saved-state.js';
 
-/** The SDK's send options (`TransportSendOptions`). */
+/** The SDK's send options (`TransportSendOptions`, 1.x and 2.x). */
 export interface SendOptions {
   relatedRequestId?: string | number | undefined;
   /** Resume the stream of an earlier request from this event id instead of sending the message again. */
   resumptionToken?: string | undefined;
   /** Called with each new event id of this message's stream: keep the last one to resume with. */
   onresumptiontoken?: ((token: string) => void) | undefined;
+  /** E2, E6: aborts this request's POST and stream only; no `onerror`, no reconnect, nothing sent. */
+  requestSignal?: AbortSignal | undefined;
+  /** E2, E7: called when this request's stream ends for any reason but its `requestSignal`. */
+  onRequestStreamEnd?: (() => void) | undefined;
+  /** E2, E3: headers for this request only (e.g. `Mcp-Param-*`); reserved names are ignored. */
+  headers?: Readonly<Record<string, string>> | undefined;
 }
 
 const noSession = { sessionId: undefined, protocolVersion: undefined } as const;
@@ -47,10 +60,19 @@ function takesDirect(snapshot: SnapshotFrom<ConnectionMachine>, message: JSONRPC
   return snapshot.hasTag('dataPlaneInitialize') && isRequest(message, INITIALIZE);
 }
 
-/** A `send()` promise's two ends, settled once. */
-function ticketFor(resolve: () => void, reject: (error: Error) => void): SendTicket {
+/** A `send()` promise's two ends, settled once, and the caller's stream-end hook (E2). */
+function ticketFor(resolve: () => void, reject: (error: Error) => void, onStreamEnd?: () => void): SendTicket {
   let settled = false;
+  let ended = false;
   return {
+    ended() {
+      if (onStreamEnd === undefined) return false;
+      if (!ended) {
+        ended = true;
+        onStreamEnd();
+      }
+      return true;
+    },
     accepted() {
       if (settled) return;
       settled = true;
@@ -93,10 +115,17 @@ export class StreamableHTTPClientTransport {
   /** Every message from the server, in order. */
   onmessage?: ((message: JSONRPCMessage) => void) | undefined;
 
+  /**
+   * E2: one POST (and response stream) per request, so `requestSignal` cancels exactly one: the
+   * v2 SDK Client then cancels a 2026-07-28 request by aborting it instead of POSTing a cancellation.
+   */
+  readonly hasPerRequestStream = true;
   /** The running connection chart: subscribe to it, read its tags, inspect it. */
   readonly actor: Actor<ConnectionMachine>;
   private readonly http: HttpClient;
   private readonly authProvider: object | undefined;
+  /** E2: the versions the Client supports (`setSupportedProtocolVersions`), named in era errors. */
+  private supportedVersions: readonly string[] | undefined;
   /** The happy calls, performed here while the chart's `dataPlane` tag says so. */
   private readonly dataPlane: DataPlane;
 
@@ -119,7 +148,14 @@ export class StreamableHTTPClientTransport {
       redirectPolicy,
     });
     const sink: MessageSink = {
-      deliver: (message) => this.onmessage?.(message),
+      // A handler that throws must not stop the chart that delivered to it: it is told through onerror.
+      deliver: (message) => {
+        try {
+          this.onmessage?.(message);
+        } catch (error) {
+          this.onerror?.(new McpTransportError('onmessage threw while handling a message', { cause: error }));
+        }
+      },
       // One channel for warnings: the chart emits them (an inspector sees each), `onerror` hears them.
       warn: (error) => {
         if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'warning', error });
@@ -253,6 +289,16 @@ export class StreamableHTTPClientTransport {
    */
   saveState(): SavedTransportState | undefined {
     const { context, children } = this.actor.getSnapshot();
+    // E10: a 2026-07-28 connection keeps its era and the probe's answer; it has no session.
+    if (context.era === 'modern') {
+      return {
+        v: 1,
+        endpoint: this.http.url.href,
+        era: 'modern',
+        ...(context.protocolVersion === undefined ? {} : { protocolVersion: context.protocolVersion }),
+        ...(context.discover === undefined ? {} : { discover: context.discover }),
+      };
+    }
     if (context.sessionId === undefined || context.legacyEndpoint !== undefined) return undefined;
     const standalone = children.standalone?.getSnapshot();
     const standaloneLastEventId =
@@ -279,6 +325,16 @@ export class StreamableHTTPClientTransport {
     this.actor.send({ type: 'protocolVersion.set', version });
   }
 
+  /** E2: the v2 SDK Client tells the versions it supports when it connects. */
+  setSupportedProtocolVersions(versions: string[]): void {
+    this.supportedVersions = [...versions];
+  }
+
+  /** The versions the Client said it supports (v2 SDK), if it said. */
+  get supportedProtocolVersions(): readonly string[] | undefined {
+    return this.supportedVersions;
+  }
+
   private dispatch(message: JSONRPCMessage | JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {
     const snapshot = this.actor.getSnapshot();
     if (snapshot.status !== 'active') {
@@ -299,16 +355,34 @@ export class StreamableHTTPClientTransport {
       // H3: an initialize never carries a session or version, even stale ones.
       const { sessionId, protocolVersion } = snapshot.hasTag('dataPlaneInitialize') ? noSession : snapshot.context;
       return new Promise((resolve, reject) => {
-        this.dataPlane.send(message, ticketFor(resolve, reject), sessionId, protocolVersion);
+        this.dataPlane.send(
+          message,
+          ticketFor(resolve, reject, options?.onRequestStreamEnd),
+          sessionId,
+          protocolVersion,
+          perRequestHeaders(options?.headers, this.authProvider !== undefined),
+          options?.requestSignal,
+        );
       });
+    }
+    const requestSignal = options?.requestSignal;
+    const requestId = Array.isArray(message) || !('id' in message) || !('method' in message) ? undefined : message.id;
+    if (requestSignal !== undefined && requestId !== undefined) {
+      // E6: the chart stops this request's POST child (a listen stream, a handshake) when it is aborted.
+      const abort = () => {
+        if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'request.abort', requestId });
+      };
+      if (requestSignal.aborted) return Promise.reject(new StreamEndedError('request aborted by its requestSignal'));
+      requestSignal.addEventListener('abort', abort, { once: true });
     }
     return new Promise((resolve, reject) => {
       this.actor.send({
         type: 'send',
         message,
-        ticket: ticketFor(resolve, reject),
+        ticket: ticketFor(resolve, reject, options?.onRequestStreamEnd),
         resumptionToken: options?.resumptionToken,
         onResumptionToken: options?.onresumptiontoken,
+        headers: perRequestHeaders(options?.headers, this.authProvider !== undefined),
       });
     });
   }

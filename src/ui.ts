@@ -1,5 +1,5 @@
 import type { SnapshotFrom } from 'xstate';
-import type { ConnectionMachine } from '../machines/connection/index.js';
+import type { ConnectionMachine, Era } from '../machines/connection/index.js';
 import type { PlannedWait } from '../machines/backoff.js';
 
 /** What a connection badge says, from the chart's tags; `idle` before start(). */
@@ -9,9 +9,17 @@ export type ConnectionStatus =
 /** The tags in the order a badge prefers them: `offline` comes with `connected` (the session lives on) and wins. */
 const byPriority = ['failed', 'closed', 'closing', 'authorizing', 'offline', 'reconnecting', 'connecting', 'connected'] as const;
 
-/** U3, W2: the one word a badge shows for a snapshot of `transport.actor`. */
+/** U3, W2: the one word a badge shows for a snapshot of `transport.actor` (its era: `connectionEra`). */
 export function connectionStatus(snapshot: SnapshotFrom<ConnectionMachine>): ConnectionStatus {
   return byPriority.find((tag) => snapshot.hasTag(tag)) ?? 'idle';
+}
+
+/**
+ * E1: the protocol era the connection speaks, from the chart: `modern` (2026-07-28, sessionless),
+ * `streamable` (2025-03-26 … 2025-11-25, sessions), `httpSse` (2024-11-05); undefined until decided.
+ */
+export function connectionEra(snapshot: SnapshotFrom<ConnectionMachine>): Era | undefined {
+  return snapshot.context.era;
 }
 
 /** W3: the next reconnect a UI can announce ("reconnecting in 3 s, attempt 2"). */

@@ -20,6 +20,7 @@ const flowError = ({ event }: { event: ErrorActorEvent }) => ({ error: toError(e
 export const authorizationGuards = guards({
   returnsTo: ({ context }, params: { state: AuthReturn }) => context.authReturn === params.state,
   needsUserMidSession: ({ context }, params: { error: Error }) => context.authReturn === 'open' && isUnauthorized(params.error),
+  needsUserInModernEra: ({ context }, params: { error: Error }) => context.authReturn === 'modern' && isUnauthorized(params.error),
 });
 
 export const authorizationActions = actions({
@@ -61,10 +62,16 @@ export const authorizingState = {
     onDone: [
       { guard: { type: 'returnsTo', params: { state: 'connecting' } }, target: 'connecting', actions: 'flushQueue' },
       { guard: { type: 'returnsTo', params: { state: 'initializing' } }, target: 'initializing', actions: 'flushQueue' },
+      { guard: { type: 'returnsTo', params: { state: 'modern' } }, target: 'modern', actions: 'flushQueue' },
       { target: 'open', actions: 'flushQueue' },
     ],
     onError: [
       // Mid-session, a flow that needs the user fails only the calls that met the 401/403 (F5).
+      {
+        guard: { type: 'needsUserInModernEra', params: flowError },
+        target: 'modern',
+        actions: [{ type: 'failAuthorizationTriggers', params: flowError }, 'flushQueue'],
+      },
       {
         guard: { type: 'needsUserMidSession', params: flowError },
         target: 'open',

@@ -31,7 +31,9 @@ import {
   INITIALIZED,
   isRequest,
   asRequest,
+  LISTEN,
 } from './messages.js';
+import type { JSONRPCId } from '../types.js';
 
 /** The session and protocol version every request of this session carries. */
 export function versionFields(protocolVersion: string | undefined): Pick<ConnectionContext, 'protocolVersion' | 'batching'> {
@@ -57,6 +59,8 @@ function postInput(context: ConnectionContext, send: QueuedSend, offline: boolea
     protocolVersion: initializing ? undefined : context.protocolVersion,
     options: context.options,
     offline,
+    modern: context.era === 'modern',
+    headers: send.headers,
   };
 }
 
@@ -69,7 +73,13 @@ export const connectionSetup = setup({
     input: {} as ConnectionInput,
     events: {} as ConnectionEvent,
     emitted: {} as ConnectionEmitted,
-    children: {} as { standalone: 'standaloneStream'; network: 'networkStatus'; [post: `post-${number}`]: 'postStream' },
+    children: {} as {
+      standalone: 'standaloneStream';
+      network: 'networkStatus';
+      [post: `post-${number}`]: 'postStream';
+      /** E7: a `subscriptions/listen` stream (2026-07-28), a POST stream of its own kind. */
+      [listen: `listen-${number}`]: 'postStream';
+    },
   },
   actors: {
     postStream: postStreamMachine,
@@ -151,18 +161,62 @@ export type ConnectionState = StateNodeConfig<
 /** Spawns one POST child per send, in order, and records who waits on each. */
 export function spawnPosts(
   context: ConnectionContext,
-  spawn: (src: 'postStream', options: { id: `post-${number}`; input: PostStreamInput }) => unknown,
+  spawn: (src: 'postStream', options: { id: `post-${number}` | `listen-${number}`; input: PostStreamInput }) => unknown,
   sends: readonly QueuedSend[],
   offline: boolean,
 ): Pick<ConnectionContext, 'posts'> {
   const posts = { ...context.posts };
   for (const send of sends) {
-    const id = freePostId(posts);
+    const id = freePostId(posts, isRequest(send.message, LISTEN) ? 'listen' : 'post');
     spawn('postStream', { id, input: postInput(context, send, offline) });
     posts[id] = { ticket: send.ticket, requestIds: requestIdsOf(send.message), origin: send.origin };
   }
   return { posts };
 }
+
+/**
+ * R8, E6: the POST children and queued sends of request `id` are told `error`; what is left,
+ * and the children to stop.
+ */
+function dropRequest(
+  context: ConnectionContext,
+  id: JSONRPCId,
+  error: Error,
+): { posts: ConnectionContext['posts']; queue: QueuedSend[]; stopped: string[] } {
+  const posts: ConnectionContext['posts'] = {};
+  const stopped: string[] = [];
+  for (const [childId, post] of Object.entries(context.posts)) {
+    if (!post.requestIds.includes(id)) {
+      posts[childId] = post;
+      continue;
+    }
+    post.ticket.failed(error);
+    stopped.push(childId);
+  }
+  const queue = context.queue.filter((queued) => !requestIdsOf(queued.message).includes(id));
+  for (const dropped of context.queue) if (!queue.includes(dropped)) dropped.ticket.failed(error);
+  return { posts, queue, stopped };
+}
+
+/**
+ * W2: the host's network signal (a browser's offline/online events), watched while a connection
+ * is open (a session's, or a 2026-07-28 one). Offline, the streams' waits pause and the facade
+ * fails sends fast; online, every waiting stream reconnects at once.
+ */
+export const networkRegion = {
+  // Spawned on entry, not invoked: a host without a signal (Node) runs no actor for it.
+  entry: 'watchNetwork',
+  exit: 'unwatchNetwork',
+  initial: 'online',
+  states: {
+    online: { on: { 'network.offline': { target: 'offline', actions: 'tellStreams' } } },
+    offline: { tags: ['offline'], on: { 'network.online': { target: 'online', actions: 'tellStreams' } } },
+  },
+} as const satisfies ConnectionState;
+
+/** Answers and failures that concern only their own call. */
+export const otherFailure = { actions: ['answerFailure', 'stopPost'] } as const;
+export const otherAnswer = { actions: ['deliverResponse', 'stopPost'] } as const;
 
 /** Guards more than one concern asks. */
 export const sharedGuards = guards({
@@ -194,11 +248,11 @@ export const sharedGuards = guards({
 export const sharedActions = actions({
   spawnPost: assign(({ context, event, spawn, self }) => {
     assertEvent(event, 'send');
-    const { message, ticket, resumptionToken, onResumptionToken, attempts } = event;
+    const { message, ticket, resumptionToken, onResumptionToken, attempts, headers } = event;
     return spawnPosts(
       context,
       spawn,
-      [{ message, ticket, origin: 'caller', attempts, resumptionToken, onResumptionToken }],
+      [{ message, ticket, origin: 'caller', attempts, resumptionToken, onResumptionToken, headers }],
       isOffline(self),
     );
   }),
@@ -230,6 +284,9 @@ export const sharedActions = actions({
         interrupted: event.interrupted,
         // W2: a stream cut while the host is offline waits paused, spending no attempt.
         offline: isOffline(self),
+        // E5: in the 2026-07-28 era it is not resumed: the call fails at once.
+        modern: context.era === 'modern',
+        headers: event.headers,
       },
     });
     posts[id] = { ticket: event.ticket, requestIds: requestIdsOf(event.message), origin: 'caller' };
@@ -240,6 +297,8 @@ export const sharedActions = actions({
     assertEvent(event, ['post.done', 'post.failed']);
     // A data-plane call reports without an actor: nothing to stop.
     if (event.postId === undefined) return;
+    // E2: a stream that ended with its answer has ended (the v2 SDK's onRequestStreamEnd).
+    if (event.type === 'post.done') context.posts[event.postId]?.ticket.ended?.();
     enqueue(stopChild(event.postId));
     const { [event.postId]: _done, ...posts } = context.posts;
     enqueue.assign({ posts });
@@ -255,6 +314,7 @@ export const sharedActions = actions({
       // an initialize the facade POSTed itself never passed through a `send` event.
       initializeRequest: asRequest(event.message) ?? context.initializeRequest,
       sessionMissing: false,
+      era: 'streamable' as const,
     };
   }),
   deliverResponse: ({ context, event }) => {
@@ -295,18 +355,19 @@ export const sharedActions = actions({
     if (id === undefined) return;
     const cancelled = new StreamEndedError('request cancelled by the client');
     enqueue.emit({ type: 'call.cancel', requestId: id, error: cancelled });
-    const posts: ConnectionContext['posts'] = {};
-    for (const [childId, post] of Object.entries(context.posts)) {
-      if (!post.requestIds.includes(id)) {
-        posts[childId] = post;
-        continue;
-      }
-      post.ticket.failed(cancelled);
-      enqueue(stopChild(childId));
-    }
-    const kept = context.queue.filter((queued) => !requestIdsOf(queued.message).includes(id));
-    for (const dropped of context.queue) if (!kept.includes(dropped)) dropped.ticket.failed(cancelled);
-    enqueue.assign({ posts, queue: kept });
+    const { posts, queue, stopped } = dropRequest(context, id, cancelled);
+    for (const childId of stopped) enqueue(stopChild(childId));
+    enqueue.assign({ posts, queue });
+  }),
+  /**
+   * E2, E6: the caller aborted this request's `requestSignal`: its POST stream stops now and a
+   * queued copy is dropped; nothing is sent for it (the facade stops a data-plane call itself).
+   */
+  abortRequest: enqueueActions(({ context, event, enqueue }) => {
+    assertEvent(event, 'request.abort');
+    const { posts, queue, stopped } = dropRequest(context, event.requestId, new StreamEndedError('request aborted by its requestSignal'));
+    for (const childId of stopped) enqueue(stopChild(childId));
+    enqueue.assign({ posts, queue });
   }),
   /** Sends are refused: with why the transport failed, else because it is closed (F4). */
   rejectSend: ({ context, event }) => {

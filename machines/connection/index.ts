@@ -1,5 +1,5 @@
 /**
- * The connection chart: one MCP Streamable HTTP connection (spec 2025-11-25) as a statechart.
+ * The connection chart: one MCP Streamable HTTP connection (2026-07-28 and 2025-11-25) as a statechart.
  * Each concern keeps its states, guards and actions together in its own file; this file only
  * assembles them:
  *
@@ -7,6 +7,7 @@
  *   session.ts        connecting, initializing, open (session + standalone regions)
  *   authorization.ts  authorizing (A1, A2)
  *   recovery.ts       recovering, reconnecting (F3)
+ *   modern.ts         the 2026-07-28 era: sessionless, probed while connecting (E1-E10)
  *   legacy.ts         the 2024-11-05 HTTP+SSE fallback (L1, L2)
  *   closing.ts        close() from an open session or elsewhere, terminateSession() (F1, B2)
  *   base.ts           the typed setup, shared guards and actions; types.ts: context and events
@@ -18,6 +19,7 @@ import { legacyActions, legacyGuards, legacyState } from './legacy.js';
 import { everywhere, lifecycleActions, lifecycleGuards, lifecycleStates } from './lifecycle.js';
 import { recoveryActions, recoveryGuards, recoveryStates } from './recovery.js';
 import { sessionActions, sessionGuards, sessionStates } from './session.js';
+import { modernActions, modernGuards, modernState } from './modern.js';
 
 export const connectionMachine = connectionSetup
   .extend({
@@ -29,6 +31,7 @@ export const connectionMachine = connectionSetup
       ...recoveryGuards,
       ...legacyGuards,
       ...closingGuards,
+      ...modernGuards,
       standaloneDone,
     },
     actions: {
@@ -39,6 +42,7 @@ export const connectionMachine = connectionSetup
       ...recoveryActions,
       ...legacyActions,
       ...closingActions,
+      ...modernActions,
     },
   })
   .createMachine({
@@ -48,6 +52,8 @@ export const connectionMachine = connectionSetup
       options: input.options,
       sink: input.sink,
       io: input.io,
+      era: undefined,
+      discover: undefined,
       sessionId: undefined,
       protocolVersion: undefined,
       batching: false,
@@ -71,6 +77,7 @@ export const connectionMachine = connectionSetup
     states: {
       idle: lifecycleStates.idle,
       ...sessionStates,
+      modern: modernState,
       authorizing: authorizingState,
       legacy: legacyState,
       ...recoveryStates,

@@ -26,7 +26,7 @@ export const legacyActions = actions({
   }),
   adoptEndpoint: assign(({ event }) => {
     assertEvent(event, 'legacy.endpoint');
-    return { legacyEndpoint: event.endpoint };
+    return { legacyEndpoint: event.endpoint, era: 'httpSse' as const };
   }),
   /** The fallback failed too: the error names both, and keeps the initialize's HTTP status. */
   failLegacy: assign(({ context, event }) => {

@@ -17,6 +17,9 @@ function freshSession(context: ConnectionContext): ConnectionContext {
   const restored = context.options.restored;
   return {
     ...context,
+    // E10: the era (and the probe's answer) are kept for the transport's life, or come restored.
+    era: restored?.era ?? context.era,
+    discover: restored?.discover ?? context.discover,
     sessionId: context.options.sessionId,
     // W1: a restored session goes on with its version, its stream's place, and its initialize (for F3).
     ...versionFields(restored?.protocolVersion),
@@ -78,6 +81,7 @@ export const everywhere = {
 
 /** F2: `start` from a stopped transport. */
 const start = [
+  { guard: 'knowsModernEra', target: 'modern', actions: 'startFresh' },
   { guard: 'hasPresetSession', target: 'open', actions: 'startFresh' },
   { target: 'connecting', actions: 'startFresh' },
 ] as const;

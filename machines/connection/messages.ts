@@ -8,6 +8,33 @@ import { isUnauthorized, statusOf, StreamableHTTPError } from '../errors.js';
 export const INITIALIZE = 'initialize';
 export const INITIALIZED = 'notifications/initialized';
 const CANCELLED = 'notifications/cancelled';
+/** E7: the 2026-07-28 era's long-lived stream of change notifications. */
+export const LISTEN = 'subscriptions/listen';
+/** E1: the 2026-07-28 era's probe, sent before the era is known. */
+export const DISCOVER = 'server/discover';
+/** E3: where a 2026-07-28 request names its protocol version (SEP-2243). */
+export const PROTOCOL_VERSION_META_KEY = 'io.modelcontextprotocol/protocolVersion';
+/** E1: the first revision of the sessionless era. */
+export const FIRST_MODERN_VERSION = '2026-07-28';
+/** E9: JSON-RPC code of an unsupported protocol version (2026-07-28). */
+export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+
+/** Revisions compare as dates: 2026-07-28 and later are the modern (sessionless) era. */
+export function isModernVersion(version: string | undefined): boolean {
+  return version !== undefined && version >= FIRST_MODERN_VERSION;
+}
+
+/**
+ * E3: the protocol version a request claims in its `_meta` envelope, if it has one. Only a
+ * request (method and id) carries the claim that its headers are derived from.
+ */
+export function envelopeVersion(message: JSONRPCMessage | JSONRPCMessage[]): string | undefined {
+  if (Array.isArray(message) || !('method' in message) || !('id' in message)) return undefined;
+  const meta = message.params?._meta;
+  if (typeof meta !== 'object' || meta === null) return undefined;
+  const version = (meta as Record<string, unknown>)[PROTOCOL_VERSION_META_KEY];
+  return typeof version === 'string' ? version : undefined;
+}
 /** H1: the one protocol revision that allowed JSON-RPC batches. */
 export const BATCHING_PROTOCOL = '2025-03-26';
 
@@ -23,10 +50,12 @@ export function asRequest(message: JSONRPCMessage | JSONRPCMessage[]): JSONRPCRe
 /**
  * A message the data plane may carry while the chart allows it (its `dataPlane` tag): any but
  * those the chart must see itself: an initialize, a cancellation (R8 stops the cancelled
- * request's stream first).
+ * request's stream first), the era probe (E1, E10) and a `subscriptions/listen` (a child, E7).
  */
 export function isDirectCall(message: JSONRPCMessage): boolean {
-  return !('method' in message) || (message.method !== INITIALIZE && message.method !== CANCELLED);
+  if (!('method' in message)) return true;
+  const method = message.method;
+  return method !== INITIALIZE && method !== CANCELLED && method !== LISTEN && method !== DISCOVER;
 }
 
 /**
@@ -34,10 +63,11 @@ export function isDirectCall(message: JSONRPCMessage): boolean {
  * chart memoizes transitions for, come from a bounded set (as many as POSTs in flight at once),
  * not one new type per call for the life of the machine object.
  */
-export function freePostId(posts: Readonly<Record<string, unknown>>): `post-${number}` {
+export function freePostId<P extends 'post' | 'listen' = 'post'>(posts: Readonly<Record<string, unknown>>, prefix?: P): `${P}-${number}` {
+  const kind = prefix ?? 'post';
   let n = 0;
-  while (posts[`post-${n}`] !== undefined) n++;
-  return `post-${n}`;
+  while (posts[`${kind}-${n}`] !== undefined) n++;
+  return `${kind}-${n}` as `${P}-${number}`;
 }
 
 /** The request an outgoing `notifications/cancelled` names (R8). */
@@ -85,8 +115,30 @@ export function failureResponse(id: JSONRPCRequest['id'], error: Error): JSONRPC
  * had resolved gets a synthetic response for each request, so it fails at once, not at its timeout.
  */
 export function failCall(sink: MessageSink, requestIds: readonly JSONRPCId[], ticket: SendTicket, error: Error): void {
-  if (ticket.failed(error) || isUnauthorized(error)) return;
+  // E7: a caller that listens for its stream's end (the v2 SDK's onRequestStreamEnd) learns of it there.
+  if (ticket.failed(error) || ticket.ended?.() === true || isUnauthorized(error)) return;
   for (const id of requestIds) sink.deliver(failureResponse(id, error));
+}
+
+/**
+ * E1, E8: a 4xx (not 401/403) to the era probe, as the JSON-RPC error the v2 SDK Client's
+ * negotiation reads: the body's own JSON-RPC error when it has one (-32022 with the server's
+ * versions), else one naming the status. Either way the Client falls back or corrects its offer.
+ */
+export function probeRefusal(id: JSONRPCId, error: Error): JSONRPCResponse {
+  const status = statusOf(error);
+  const body = error instanceof StreamableHTTPError ? error.body : undefined;
+  let rpc: unknown;
+  try {
+    rpc = body === undefined || body === '' ? undefined : (JSON.parse(body) as { error?: unknown }).error;
+  } catch {
+    rpc = undefined;
+  }
+  if (typeof rpc === 'object' && rpc !== null && 'code' in rpc && typeof rpc.code === 'number') {
+    const message = 'message' in rpc && typeof rpc.message === 'string' ? rpc.message : error.message;
+    return { jsonrpc: '2.0', id, error: { code: rpc.code, message, ...('data' in rpc ? { data: rpc.data } : {}) } };
+  }
+  return { jsonrpc: '2.0', id, error: { code: -32600, message: error.message, data: { status } } };
 }
 
 /** A short, stable, non-reversible tag for a session ID, for events and logs (X1). */

@@ -4,7 +4,20 @@
  */
 import { assertEvent, assign, emit, enqueueActions, stopChild } from 'xstate';
 import { asFailure, ProtocolError, StreamEndedError } from '../errors.js';
-import { asRequest, INITIALIZE, isRequest, isOffline, spawnPosts, actions, guards, type ConnectionState } from './base.js';
+import {
+  asRequest,
+  INITIALIZE,
+  isRequest,
+  isOffline,
+  spawnPosts,
+  actions,
+  guards,
+  networkRegion,
+  otherAnswer,
+  otherFailure,
+  type ConnectionState,
+} from './base.js';
+import { probeAnswers } from './modern.js';
 import { authorizeFrom } from './authorization.js';
 import type { ConnectionContext, ConnectionEvent } from './types.js';
 import { sessionClosingStates } from './closing.js';
@@ -118,8 +131,6 @@ export const sessionActions = actions({
 
 /** A 404 for a session replaced meanwhile is not this session's end (F3). */
 const staleSessionMissing = { guard: 'isStaleSessionMissing', actions: ['stopPost', 'resendOnCurrentSession'] } as const;
-const otherFailure = { actions: ['answerFailure', 'stopPost'] } as const;
-const otherAnswer = { actions: ['deliverResponse', 'stopPost'] } as const;
 
 export const sessionStates = {
   /**
@@ -132,13 +143,17 @@ export const sessionStates = {
     tags: ['connecting', 'dataPlaneInitialize'],
     on: {
       send: [{ guard: 'isInitialize', actions: ['cacheInitialize', 'spawnPost'] }, { actions: 'spawnPost' }],
+      // E1: the 2026-07-28 era is decided here, by the Client's probe and the version it settles on.
+      'protocolVersion.set': probeAnswers['protocolVersion.set'],
       'post.done': [
+        ...probeAnswers['post.done'],
         { guard: 'isInitializeResult', target: 'initializing', actions: ['adoptSession', 'deliverResponse', 'stopPost'] },
         { guard: 'isInitializeFailure', target: 'failed', actions: ['deliverResponse', 'stopPost', 'failInitialize'] },
         otherAnswer,
       ],
       'post.failed': [
         authorizeFrom('connecting'),
+        ...probeAnswers['post.failed'],
         { guard: 'canFallBackToLegacy', target: 'legacy', actions: ['stopPost', 'holdForLegacy'] },
         { guard: 'isInitializeFailure', target: 'failed', actions: ['answerFailure', 'stopPost', 'failInitialize'] },
         otherFailure,
@@ -247,21 +262,7 @@ export const sessionStates = {
           ended: {},
         },
       },
-      /**
-       * W2: the host's network signal (a browser's offline/online events), watched while the session
-       * is open. Offline, the streams' waits pause and the facade fails sends fast; online, every
-       * waiting stream reconnects at once.
-       */
-      network: {
-        // Spawned on entry, not invoked: a host without a signal (Node) runs no actor for it.
-        entry: 'watchNetwork',
-        exit: 'unwatchNetwork',
-        initial: 'online',
-        states: {
-          online: { on: { 'network.offline': { target: 'offline', actions: 'tellStreams' } } },
-          offline: { tags: ['offline'], on: { 'network.online': { target: 'online', actions: 'tellStreams' } } },
-        },
-      },
+      network: networkRegion,
     },
   },
 } as const satisfies Record<string, ConnectionState>;

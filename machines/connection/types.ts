@@ -31,6 +31,8 @@ export type ConnectionEvent =
   | { type: 'protocolVersion.set'; version: string }
   | { type: 'close' }
   | { type: 'session.terminate'; ticket: SendTicket }
+  /** E2, E6: the caller aborted this request's `requestSignal`: its POST and stream stop, nothing is sent. */
+  | { type: 'request.abort'; requestId: JSONRPCId }
   /** A warning from the host's I/O (a bad event on a stream): the chart emits it, the one channel for warnings. */
   | { type: 'warning'; error: Error }
   | PostStreamReport
@@ -60,7 +62,13 @@ export type ConnectionEmitted =
   | { type: 'session.changed'; previous: string | undefined; current: string | undefined };
 
 /** The states that can meet a 401 or 403 and return once authorized. */
-export type AuthReturn = 'connecting' | 'initializing' | 'open';
+export type AuthReturn = 'connecting' | 'initializing' | 'open' | 'modern';
+
+/**
+ * E1: which protocol era the connection speaks: 2026-07-28 and later (`modern`, sessionless),
+ * 2025-03-26 … 2025-11-25 (`streamable`, sessions), or 2024-11-05 (`httpSse`, the old transport).
+ */
+export type Era = 'modern' | 'streamable' | 'httpSse';
 
 /** A message waiting for a session to exist again. */
 export interface QueuedSend {
@@ -72,6 +80,8 @@ export interface QueuedSend {
   /** R10: resume an earlier stream instead of POSTing. */
   resumptionToken?: string | undefined;
   onResumptionToken?: ((token: string) => void) | undefined;
+  /** E2, E3: the caller's own headers for this request (reserved names already removed). */
+  headers?: Readonly<Record<string, string>> | undefined;
 }
 
 /** What the chart keeps of each POST child it spawned, so it never reads a child's snapshot. */
@@ -82,6 +92,10 @@ export interface PostRecord {
 }
 
 export interface ConnectionContext extends ConnectionInput {
+  /** E1: the era negotiated with this endpoint; kept across restarts for the transport's life (E10). */
+  era: Era | undefined;
+  /** E10: the server's answer to the era probe (`server/discover`), so a restart need not probe again. */
+  discover: Record<string, unknown> | undefined;
   sessionId: string | undefined;
   protocolVersion: string | undefined;
   /** H1: the negotiated protocol revision allows JSON-RPC batches in one POST (2025-03-26 only). */

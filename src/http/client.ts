@@ -176,6 +176,8 @@ export interface RequestSpec {
   sessionId: string | undefined;
   protocolVersion: string | undefined;
   lastEventId: string | undefined;
+  /** E2, E3: per-request headers (the caller's and those derived from the body); never a reserved one. */
+  headers: Readonly<Record<string, string>> | undefined;
   body: string | undefined;
   /** The calling actor's signal: stopping the actor aborts the request while it is owned by it. */
   signal: AbortSignal | undefined;
@@ -347,6 +349,7 @@ export class HttpClient {
   private headersFor(spec: RequestSpec): Record<string, string> {
     const base = this.config.headers;
     const headers: Record<string, string> = Object.assign({}, base.custom);
+    if (spec.headers !== undefined) Object.assign(headers, spec.headers);
     if (spec.method === 'POST') {
       headers['content-type'] = 'application/json';
       headers.accept = base.postAccept;

@@ -4,7 +4,7 @@ import { formatStack, McpTransportError, MessageTooLargeError, ProtocolError, St
 import { cut, isResponse, sessionIdProblem, validateMessage } from '../schema.js';
 import { HttpClient, redirectTarget, RequestControl, type Exchange, type HttpResponse, type RequestSpec } from './client.js';
 import { parseChallenge } from './auth.js';
-import { mediaType } from './headers.js';
+import { bodyHeaders, mediaType } from './headers.js';
 import { bodyOf, decodeUtf8, discardBody, errorBodyText, readBounded } from './body.js';
 
 export interface ExchangeOptions {
@@ -183,12 +183,19 @@ export async function postMessage(
   control?: RequestControl,
 ): Promise<PostResult> {
   if (input.endpoint !== undefined) return postLegacy(http, input, signal);
+  // E3, E4: a request with the 2026-07-28 envelope carries the headers its body implies, and no session.
+  const derived = bodyHeaders(input.message);
+  const modern =
+    derived === undefined
+      ? undefined
+      : { headers: input.headers === undefined ? derived.headers : Object.assign({}, input.headers, derived.headers) };
   const exchange = await send(http, {
     method: 'POST',
     url: undefined,
-    sessionId: input.sessionId,
-    protocolVersion: input.protocolVersion,
+    sessionId: derived === undefined ? input.sessionId : undefined,
+    protocolVersion: derived === undefined ? input.protocolVersion : derived.version,
     lastEventId: undefined,
+    headers: modern === undefined ? input.headers : modern.headers,
     body: JSON.stringify(input.message),
     signal,
     control,
@@ -241,6 +248,7 @@ async function postLegacy(http: HttpClient, input: PostRequestInput, signal: Abo
     sessionId: undefined,
     protocolVersion: input.protocolVersion,
     lastEventId: undefined,
+    headers: undefined,
     body: JSON.stringify(input.message),
     signal,
     control: undefined,
@@ -332,6 +340,7 @@ export async function openEventStream(
     sessionId: spec.sessionId,
     protocolVersion: spec.protocolVersion,
     lastEventId: spec.lastEventId,
+    headers: undefined,
     body: undefined,
     signal,
     control: undefined,
@@ -391,6 +400,7 @@ export async function deleteSession(
       sessionId: spec.sessionId,
       protocolVersion: spec.protocolVersion,
       lastEventId: undefined,
+      headers: undefined,
       body: undefined,
       signal: undefined,
       control: bounded,

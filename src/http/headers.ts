@@ -3,8 +3,79 @@
  * then spreads one small object instead of rebuilding a `Headers` (a hot-path cost in the SDK).
  */
 
-/** Headers the transport owns: a caller's `requestInit.headers` cannot override them (H8). */
-const transportOwned = new Set(['content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id']);
+import { envelopeVersion } from '../../machines/connection/messages.js';
+import type { JSONRPCMessage } from '../../machines/types.js';
+
+/** Headers the transport owns: a caller's `requestInit.headers` cannot override them (H8, E3). */
+const transportOwned = new Set([
+  'content-type',
+  'accept',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+  'mcp-method',
+  'mcp-name',
+]);
+
+/**
+ * E2, E3: a caller's per-request headers (the v2 SDK's `headers` send option, e.g. SEP-2243
+ * `Mcp-Param-*`), lower-cased, without the reserved ones; undefined when none is left.
+ */
+export function perRequestHeaders(
+  given: Readonly<Record<string, string>> | undefined,
+  authOwned: boolean,
+): Record<string, string> | undefined {
+  if (given === undefined) return undefined;
+  let out: Record<string, string> | undefined;
+  for (const [name, value] of Object.entries(given)) {
+    const key = name.toLowerCase();
+    if (transportOwned.has(key) || (authOwned && (key === 'authorization' || key === 'dpop'))) continue;
+    (out ??= {})[key] = value;
+  }
+  return out;
+}
+
+/** E3: which body field `Mcp-Name` mirrors, per method (SEP-2243). */
+const nameSource: Readonly<Record<string, string>> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId',
+};
+
+const sentinelPrefix = '=?base64?';
+const sentinelSuffix = '?=';
+
+/** E3: a value that is not a plain, trimmed, visible-ASCII header value goes in the base64 sentinel. */
+export function headerSafe(value: string): string {
+  let plain = value.length > 0 && value === value.trim() && !(value.startsWith(sentinelPrefix) && value.endsWith(sentinelSuffix));
+  for (let i = 0; plain && i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    plain = c === 9 || (c >= 32 && c <= 126);
+  }
+  if (plain) return value;
+  const bytes = new TextEncoder().encode(value);
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return `${sentinelPrefix}${btoa(binary)}${sentinelSuffix}`;
+}
+
+/**
+ * E3: the SEP-2243 headers a request's body implies: `MCP-Protocol-Version` from its `_meta`
+ * envelope, `Mcp-Method`, and `Mcp-Name` where the method names a target. Undefined for a
+ * message without the envelope claim (every 2025-era message), which is sent as before.
+ */
+export function bodyHeaders(message: JSONRPCMessage | JSONRPCMessage[]): { version: string; headers: Record<string, string> } | undefined {
+  const version = envelopeVersion(message);
+  if (version === undefined || Array.isArray(message) || !('method' in message)) return undefined;
+  const headers: Record<string, string> = { 'mcp-method': message.method };
+  const field = nameSource[message.method];
+  const name = field === undefined ? undefined : message.params?.[field];
+  if (typeof name === 'string') headers['mcp-name'] = headerSafe(name);
+  return { version, headers };
+}
 
 export interface BaseHeaders {
   /** The caller's headers, lower-cased, without the transport-owned ones. */

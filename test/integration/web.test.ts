@@ -113,7 +113,7 @@ describe('W1: a saved transport state continues the session in a new transport',
     const state = await leavePage(page.transport);
     expect(state.initialize).toMatchObject({ method: 'initialize', params: { clientInfo: { name: 'integration-test' } } });
     // The server restarted (or expired the session) while the page was away.
-    server.sessions.delete(state.sessionId);
+    server.sessions.delete(state.sessionId ?? '');
 
     const transport = started.transport(server, { restoreState: state });
     const changes: unknown[] = [];

@@ -3,11 +3,12 @@ import * as api from '../../src/index.js';
 import * as nodeApi from '../../src/node.js';
 
 describe('the public API', () => {
-  it('U6, W1-W3, W5: src/index.ts exports the transport, its errors, the charts, the recorder, the UI helpers and the chart view bridge, and nothing internal', () => {
+  it('U6, W1-W3, W5, E1, E9: src/index.ts exports the transport, its errors, the charts, the recorder, the UI helpers and the chart view bridge, and nothing internal', () => {
     expect(Object.keys(api).sort()).toEqual([
       'InvalidMessageError',
       'McpTransportError',
       'MessageTooLargeError',
+      'ModernOnlyServerError',
       'OfflineError',
       'ProtocolError',
       'SessionExpiredError',
@@ -18,6 +19,7 @@ describe('the public API', () => {
       'TransportClosedError',
       'TransportFailedError',
       'attachToView',
+      'connectionEra',
       'connectionMachine',
       'connectionStatus',
       'createJsonlRecorder',

@@ -1,0 +1,162 @@
+/**
+ * The 2026-07-28 era (E1–E10): sessionless. No initialize, no standalone GET, no DELETE, no
+ * resumption; every request is its own POST whose headers its body implies (E3), cancelled by
+ * closing its stream (E6). Long-lived change notifications come on `subscriptions/listen` POST
+ * streams, each a child of its own (E7).
+ *
+ * The era is decided while `connecting`: the v2 SDK Client probes with `server/discover` and then
+ * tells the version with `setProtocolVersion`; a 2026-07-28 version there moves the chart here.
+ * A transport that knew the era (a saved state, or an earlier start) comes here at once, and
+ * answers the Client's probe with the server's earlier answer instead of asking again (E10).
+ */
+import { assertEvent, assign, emit, enqueueActions } from 'xstate';
+import { ModernOnlyServerError, ProtocolError, statusOf } from '../errors.js';
+import { actions, guards, networkRegion, otherAnswer, otherFailure, type ConnectionState } from './base.js';
+import {
+  asRequest,
+  DISCOVER,
+  envelopeVersion,
+  INITIALIZE,
+  isModernVersion,
+  isRequest,
+  probeRefusal,
+  UNSUPPORTED_PROTOCOL_VERSION,
+} from './messages.js';
+import { authorizeFrom } from './authorization.js';
+import type { ConnectionContext, ConnectionEvent } from './types.js';
+
+/** E9: the versions a -32022 refusal of `initialize` names, when every one of them is modern. */
+function modernOnlyVersions(event: ConnectionEvent): string[] | undefined {
+  if (event.type !== 'post.done' || !isRequest(event.message, INITIALIZE)) return undefined;
+  const response = event.response;
+  if (response === undefined || !('error' in response) || response.error.code !== UNSUPPORTED_PROTOCOL_VERSION) return undefined;
+  const data: unknown = response.error.data;
+  const supported = typeof data === 'object' && data !== null && 'supported' in data ? data.supported : undefined;
+  if (!Array.isArray(supported) || supported.length === 0) return undefined;
+  const versions = supported.filter((v): v is string => typeof v === 'string');
+  return versions.length === supported.length && versions.every((v) => isModernVersion(v)) ? versions : undefined;
+}
+
+/** What an era-probe result says, if the event is one: the server's `server/discover` answer. */
+function discoverResult(event: ConnectionEvent): Record<string, unknown> | undefined {
+  if (event.type !== 'post.done' || !isRequest(event.message, DISCOVER)) return undefined;
+  const response = event.response;
+  return response !== undefined && 'result' in response ? response.result : undefined;
+}
+
+export const modernGuards = guards({
+  /** E1: the Client settled on a 2026-07-28 (or later) version. */
+  isModernVersionSet: ({ event }) => event.type === 'protocolVersion.set' && isModernVersion(event.version),
+  /** E10: the era is known from before (a saved state, or an earlier start of this transport). */
+  knowsModernEra: ({ context }) => context.era === 'modern' || context.options.restored?.era === 'modern',
+  /** E10: the Client probes again, and the server's earlier answer is at hand. */
+  isProbeAnsweredFromBefore: ({ context, event }) =>
+    event.type === 'send' &&
+    context.discover !== undefined &&
+    envelopeVersion(event.message) !== undefined &&
+    isRequest(event.message, DISCOVER),
+  isDiscoverResult: ({ event }) => discoverResult(event) !== undefined,
+  /**
+   * E1, E8: the era probe (a request with the 2026-07-28 envelope) refused with a 4xx other than
+   * 401/403: the answer the Client's negotiation reads, not a failure of the transport.
+   */
+  isProbeRefused: ({ event }) => {
+    if (event.type !== 'post.failed' || envelopeVersion(event.message) === undefined) return false;
+    const status = statusOf(event.error);
+    return status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403;
+  },
+  /** E9: initialize refused with -32022 by a server that offers only 2026-07-28 versions. */
+  isModernOnlyRefusal: ({ event }) => modernOnlyVersions(event) !== undefined,
+  /** E4: a 2026-07-28 answer carried a session ID: there are no sessions in this era. */
+  carriesSessionId: ({ context, event }) =>
+    event.type === 'post.done' && event.sessionId !== undefined && !context.sessionIdMismatchReported,
+});
+
+export const modernActions = actions({
+  enterModern: assign({ era: 'modern' as const, sessionId: undefined, initializeRequest: undefined }),
+  keepDiscover: assign(({ event }) => ({ discover: discoverResult(event) })),
+  /** E10: the probe is answered with the server's earlier answer, under the probe's own id. */
+  answerProbeFromBefore: ({ context, event }) => {
+    assertEvent(event, 'send');
+    const request = asRequest(event.message);
+    if (request === undefined || context.discover === undefined) return;
+    event.ticket.accepted();
+    context.sink.deliver({ jsonrpc: '2.0', id: request.id, result: context.discover });
+  },
+  /** E8: the probe's refusal goes to the Client as the probe's JSON-RPC error (its negotiation reads it). */
+  answerProbeRefusal: ({ context, event }) => {
+    assertEvent(event, 'post.failed');
+    const request = asRequest(event.message);
+    if (request === undefined) return;
+    event.ticket.accepted();
+    context.sink.deliver(probeRefusal(request.id, event.error));
+  },
+  /** E9: the Client hears why in words that name the fix, and the transport fails with the same typed error. */
+  failModernOnly: enqueueActions(({ context, event, enqueue }) => {
+    assertEvent(event, 'post.done');
+    const versions = modernOnlyVersions(event) ?? [];
+    const request = asRequest(event.message);
+    const offered = request?.params?.protocolVersion;
+    const error = new ModernOnlyServerError(versions, typeof offered === 'string' ? offered : undefined);
+    if (request !== undefined) {
+      context.sink.deliver({
+        jsonrpc: '2.0',
+        id: request.id,
+        error: { code: UNSUPPORTED_PROTOCOL_VERSION, message: error.message, data: { supported: versions } },
+      });
+    }
+    enqueue.assign({ error });
+  }),
+  /** E4: one warning; the ID is never sent back. */
+  ignoreSessionId: enqueueActions(({ enqueue }) => {
+    enqueue.assign({ sessionIdMismatchReported: true });
+    enqueue(
+      emit({
+        type: 'warning' as const,
+        error: new ProtocolError('server sent an Mcp-Session-Id in the 2026-07-28 era, which has no sessions; ignoring it'),
+      }),
+    );
+  }),
+});
+
+/** Answers in `connecting` that belong to the era probe (E1, E8, E9, E10), ahead of the initialize's own. */
+export const probeAnswers = {
+  'post.done': [
+    { guard: 'isModernOnlyRefusal', target: 'failed', actions: ['stopPost', 'failModernOnly'] },
+    { guard: 'isDiscoverResult', actions: ['keepDiscover', 'deliverResponse', 'stopPost'] },
+  ],
+  'post.failed': [{ guard: 'isProbeRefused', actions: ['answerProbeRefusal', 'stopPost'] }],
+  'protocolVersion.set': { guard: 'isModernVersionSet', target: 'modern', actions: 'setVersion' },
+} as const;
+
+export const modernState = {
+  type: 'parallel',
+  tags: ['modern'],
+  entry: 'enterModern',
+  on: {
+    send: [
+      { guard: 'isProbeAnsweredFromBefore', actions: 'answerProbeFromBefore' },
+      { guard: 'isCancellation', actions: ['cancelRequest', 'spawnPost'] },
+      { actions: 'spawnPost' },
+    ],
+    'post.done': [
+      { guard: 'isDiscoverResult', actions: ['keepDiscover', 'deliverResponse', 'stopPost'] },
+      { guard: 'carriesSessionId', actions: ['ignoreSessionId', 'deliverResponse', 'stopPost'] },
+      otherAnswer,
+    ],
+    'post.failed': [authorizeFrom('modern'), otherFailure],
+    // E4: nothing to DELETE, nothing to terminate.
+    close: '#connection.closing',
+    'session.terminate': { actions: 'acknowledgeTerminate' },
+  },
+  states: {
+    /** Every request goes out on the data plane: the chart hears only what is not a happy answer. */
+    calls: {
+      initial: 'open',
+      states: { open: { tags: ['connected', 'dataPlane'] } },
+    },
+    network: networkRegion,
+  },
+} as const satisfies ConnectionState;
+
+export type { ConnectionContext };

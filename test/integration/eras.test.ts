@@ -1,0 +1,322 @@
+/**
+ * Protocol eras (E1-E10) against the v2 SDK's real server (`createMcpHandler` over node:http on
+ * 127.0.0.1), with the v2 SDK Client (`@modelcontextprotocol/client`) over this transport, and
+ * the 1.x Client where the era is one it cannot speak (E9).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  connectionEra,
+  ModernOnlyServerError,
+  parseSavedState,
+  StreamableHTTPClientTransport,
+  type JSONRPCMessage,
+} from '../../src/index.js';
+import { startV2Server, type V2LoggedRequest, type V2ServerOptions, type V2TestServer } from '../support/v2-server.js';
+import { rejection, until, within } from '../support/harness.js';
+import { cleanups, runCleanups } from '../support/cleanups.js';
+
+afterEach(runCleanups);
+
+type Mode = 'auto' | 'legacy' | { pin: string };
+
+async function v2Server(options: V2ServerOptions = {}): Promise<V2TestServer> {
+  const server = await startV2Server(options);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+function v2Client(mode: Mode): Client {
+  return new Client({ name: 'eras-test', version: '1.0.0' }, { versionNegotiation: { mode } });
+}
+
+/** A v2 Client connected over this transport; both are closed after the test. */
+async function connect(server: V2TestServer, mode: Mode, transport = new StreamableHTTPClientTransport(server.url)) {
+  const client = v2Client(mode);
+  const warnings: Error[] = [];
+  await client.connect(transport);
+  const previous = transport.onerror;
+  transport.onerror = (error) => {
+    warnings.push(error);
+    previous?.(error);
+  };
+  cleanups.push(() => client.close());
+  return { client, transport, warnings };
+}
+
+function headerOf(request: V2LoggedRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+const toolCalls = (server: V2TestServer) => server.requests.filter((r) => r.rpc === 'tools/call');
+
+describe('E1, E2: the v2 SDK Client over this transport, in each negotiation mode', () => {
+  it("E1, E2: 'auto' against a modern-only server speaks 2026-07-28; the era is chart state and a tag", async () => {
+    const server = await v2Server({ legacy: 'reject' });
+    const { client, transport } = await connect(server, 'auto');
+    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const snapshot = transport.actor.getSnapshot();
+    expect(snapshot.matches('modern')).toBe(true);
+    expect(snapshot.hasTag('modern')).toBe(true);
+    expect(snapshot.hasTag('connected')).toBe(true);
+    expect(connectionEra(snapshot)).toBe('modern');
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'hi' }]);
+    expect(server.requests.map((r) => `${r.method} ${r.rpc ?? ''}`)).toEqual(['POST server/discover', 'POST tools/call']);
+  });
+
+  it("E1, E2: 'auto' against a server with the legacy fallback still chooses 2026-07-28", async () => {
+    const server = await v2Server();
+    const { client, transport } = await connect(server, 'auto');
+    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    expect(connectionEra(transport.actor.getSnapshot())).toBe('modern');
+  });
+
+  it("E1, E2: 'legacy' mode against the fallback server speaks 2025-11-25 with a session region", async () => {
+    const server = await v2Server();
+    const { client, transport } = await connect(server, 'legacy');
+    expect(client.getNegotiatedProtocolVersion()).toBe('2025-11-25');
+    const snapshot = transport.actor.getSnapshot();
+    expect(snapshot.matches('open')).toBe(true);
+    expect(connectionEra(snapshot)).toBe('streamable');
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'old' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'old' }]);
+    expect(server.requests.some((r) => r.rpc === 'server/discover')).toBe(false);
+  });
+
+  it("E1, E2: { pin: '2026-07-28' } connects to a modern-only server", async () => {
+    const server = await v2Server({ legacy: 'reject' });
+    const { client, transport } = await connect(server, { pin: '2026-07-28' });
+    expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    expect(transport.actor.getSnapshot().matches('modern')).toBe(true);
+  });
+
+  it('E2: hasPerRequestStream is true and setSupportedProtocolVersions keeps what the Client offers', async () => {
+    const server = await v2Server({ legacy: 'reject' });
+    const { transport } = await connect(server, 'auto');
+    expect(transport.hasPerRequestStream).toBe(true);
+    expect(transport.supportedProtocolVersions).toContain('2025-11-25');
+  });
+});
+
+describe('E3, E4: modern requests', () => {
+  it('E3: every modern POST carries MCP-Protocol-Version, Mcp-Method and Mcp-Name from its body', async () => {
+    const server = await v2Server({ legacy: 'reject' });
+    const { client } = await connect(server, 'auto');
+    await client.callTool({ name: 'echo', arguments: { text: 'x' } });
+    await client.listTools();
+    const probe = server.requests.find((r) => r.rpc === 'server/discover');
+    const call = toolCalls(server)[0];
+    const list = server.requests.find((r) => r.rpc === 'tools/list');
+    if (probe === undefined || call === undefined || list === undefined) throw new Error('requests missing');
+    expect(headerOf(probe, 'mcp-protocol-version')).toBe('2026-07-28');
+    expect(headerOf(probe, 'mcp-method')).toBe('server/discover');
+    expect(headerOf(call, 'mcp-method')).toBe('tools/call');
+    expect(headerOf(call, 'mcp-name')).toBe('echo');
+    expect(headerOf(list, 'mcp-method')).toBe('tools/list');
+    expect(headerOf(list, 'mcp-name')).toBeUndefined();
+  });
+
+  it('E3: a name that is not a plain ASCII header value is sent in the base64 sentinel; reserved per-request headers cannot override, others pass', async () => {
+    const server = await v2Server({ legacy: 'reject' });
+    const { transport } = await connect(server, 'auto');
+    const received: JSONRPCMessage[] = [];
+    transport.onmessage = (message) => received.push(message);
+    const name = 'héllo wörld ';
+    await transport.send(
+      {
+        jsonrpc: '2.0',
+        id: 900,
+        method: 'tools/call',
+        params: { name, arguments: {}, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+      },
+      { headers: { 'Mcp-Method': 'evil', 'MCP-Protocol-Version': '1999-01-01', 'Mcp-Param-Region': 'eu', 'Mcp-Session-Id': 'x' } },
+    );
+    const call = await server.waitFor((r) => r.rpc === 'tools/call');
+    expect(headerOf(call, 'mcp-name')).toBe(`=?base64?${Buffer.from(name, 'utf8').toString('base64')}?=`);
+    expect(headerOf(call, 'mcp-method')).toBe('tools/call');
+    expect(headerOf(call, 'mcp-protocol-version')).toBe('2026-07-28');
+    expect(headerOf(call, 'mcp-param-region')).toBe('eu');
+    expect(headerOf(call, 'mcp-session-id')).toBeUndefined();
+    await until(() => received.some((m) => 'id' in m && m.id === 900), 'the call was answered');
+  });
+
+  it('E4: no session header, no GET stream, no DELETE on close; terminateSession() sends nothing', async () => {
+    const server = await v2Server({ legacy: 'reject' });
+    const { client, transport } = await connect(server, 'auto');
+    await client.callTool({ name: 'echo', arguments: { text: 'a' } });
+    await transport.terminateSession();
+    await client.close();
+    expect(server.requests.every((r) => r.method === 'POST')).toBe(true);
+    expect(server.requests.every((r) => headerOf(r, 'mcp-session-id') === undefined)).toBe(true);
+    expect(transport.sessionId).toBeUndefined();
+    expect(transport.actor.getSnapshot().matches('closed')).toBe(true);
+  });
+
+  it('E4: a session ID from a modern server is ignored, with one warning, and never sent back', async () => {
+    const server = await v2Server({
+      legacy: 'reject',
+      intercept: (req, res, body) => {
+        const params = typeof body === 'object' && body !== null && 'params' in body ? (body as { params: { name?: string } }).params : {};
+        if (params.name !== 'sneaky') return false;
+        const id = (body as { id: number }).id;
+        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'sneaky-session' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 's' }], resultType: 'complete' } }));
+        return true;
+      },
+    });
+    const { client, transport, warnings } = await connect(server, 'auto');
+    await client.callTool({ name: 'sneaky', arguments: {} });
+    await client.callTool({ name: 'sneaky', arguments: {} });
+    await client.callTool({ name: 'echo', arguments: { text: 'b' } });
+    expect(transport.sessionId).toBeUndefined();
+    expect(warnings.filter((w) => /no sessions/.test(w.message))).toHaveLength(1);
+    expect(toolCalls(server).every((r) => headerOf(r, 'mcp-session-id') === undefined)).toBe(true);
+  });
+});
+
+describe('E5, E6: broken streams and cancellation', () => {
+  it('E5: a response stream cut before its response fails that call at once; no resume GET; other calls go on', async () => {
+    const server = await v2Server({
+      legacy: 'reject',
+      intercept: (req, res, body) => {
+        const params = typeof body === 'object' && body !== null && 'params' in body ? (body as { params: { name?: string } }).params : {};
+        if (params.name !== 'slow') return false;
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('id: ev-1\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}\n\n');
+        setTimeout(() => res.destroy(), 50);
+        return true;
+      },
+    });
+    const { client, transport } = await connect(server, 'auto');
+    const started = Date.now();
+    const error = await within(rejection(client.callTool({ name: 'slow', arguments: { ms: 10 } })), 'the cut call fails');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(String(error)).toMatch(/ended before its response/);
+    expect(server.requests.some((r) => r.method === 'GET')).toBe(false);
+    expect((await client.callTool({ name: 'echo', arguments: { text: 'still' } })).content).toEqual([{ type: 'text', text: 'still' }]);
+    expect(transport.actor.getSnapshot().matches('modern')).toBe(true);
+  });
+
+  it('E6: aborting a request closes its POST (the server sees it), POSTs nothing for it, and touches nothing else', async () => {
+    const server = await v2Server({ legacy: 'reject' });
+    const { client, transport, warnings } = await connect(server, 'auto');
+    const controller = new AbortController();
+    const slow = client.callTool({ name: 'slow', arguments: { ms: 30_000 } }, { signal: controller.signal });
+    const request = await server.waitFor((r) => r.rpc === 'tools/call');
+    controller.abort();
+    await rejection(slow);
+    await within(request.ended, 'the server saw the request close', 2_000);
+    expect((await client.callTool({ name: 'echo', arguments: { text: 'after' } })).content).toEqual([{ type: 'text', text: 'after' }]);
+    expect(server.requests.some((r) => r.rpc === 'notifications/cancelled')).toBe(false);
+    expect(warnings).toEqual([]);
+    expect(transport.actor.getSnapshot().matches('modern')).toBe(true);
+  });
+});
+
+describe('E7: subscriptions/listen', () => {
+  it('E7: a listen stream is a child while open, kept alive by comments, and delivers change notifications', async () => {
+    const server = await v2Server({ legacy: 'reject', keepAliveMs: 50 });
+    const transport = new StreamableHTTPClientTransport(server.url, { streamIdleTimeout: 300 });
+    const { client } = await connect(server, 'auto', transport);
+    let changed = 0;
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      changed++;
+    });
+    const subscription = await within(client.listen({ toolsListChanged: true }), 'the listen ack');
+    expect(Object.keys(transport.actor.getSnapshot().children)).toContain('listen-0');
+    // Kept alive past three idle timeouts by the server's keep-alive comments alone.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(Object.keys(transport.actor.getSnapshot().children)).toContain('listen-0');
+    server.handler.notify.toolsChanged();
+    await until(() => changed === 1, 'the change notification');
+    await subscription.close();
+    await until(() => !('listen-0' in transport.actor.getSnapshot().children), 'the listen child stopped');
+  });
+
+  it('E7: a dropped listen stream reaches the caller at once, told apart from a graceful end', async () => {
+    const server = await v2Server({ legacy: 'reject', keepAliveMs: 0 });
+    const { client, transport } = await connect(server, 'auto');
+    const subscription = await within(client.listen({ toolsListChanged: true }), 'the listen ack');
+    const listen = await server.waitFor((r) => r.rpc === 'subscriptions/listen');
+    expect(listen).toBeDefined();
+    // Drop every connection: the listen stream breaks without a result.
+    await server.close();
+    const cause = await within(subscription.closed, 'the subscription learned of the drop');
+    expect(cause).toBe('remote');
+    expect(transport.actor.getSnapshot().matches('modern')).toBe(true);
+  });
+});
+
+describe('E8: modern answers keep their meaning', () => {
+  it('E8: a 404 with a -32601 body is method-not-found for that call; nothing else changes', async () => {
+    const server = await v2Server({
+      legacy: 'reject',
+      intercept: (req, res, body) => {
+        const params = typeof body === 'object' && body !== null && 'params' in body ? (body as { params: { name?: string } }).params : {};
+        if (params.name !== 'gone') return false;
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: (body as { id: number }).id,
+            error: { code: -32601, message: 'Method not found' },
+          }),
+        );
+        return true;
+      },
+    });
+    const { client, transport } = await connect(server, 'auto');
+    const error = await rejection(client.callTool({ name: 'gone', arguments: {} }));
+    expect(String(error)).toMatch(/Method not found/);
+    expect(transport.actor.getSnapshot().matches('modern')).toBe(true);
+    expect((await client.callTool({ name: 'echo', arguments: { text: 'ok' } })).content).toEqual([{ type: 'text', text: 'ok' }]);
+  });
+});
+
+describe('E9: the wrong SDK for the server', () => {
+  it('E9: the 1.x Client against a modern-only server fails at once with a typed error naming the fix', async () => {
+    const server = await v2Server({ legacy: 'reject' });
+    const transport = new StreamableHTTPClientTransport(server.url);
+    const errors: Error[] = [];
+    transport.onerror = (error) => errors.push(error);
+    const client = new ClientV1({ name: 'old', version: '1.0.0' });
+    const started = Date.now();
+    const error = await rejection(client.connect(transport));
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(String(error)).toMatch(/speaks only MCP 2026-07-28/);
+    expect(String(error)).toMatch(/versionNegotiation: \{ mode: 'auto' \}/);
+    expect(errors.some((e) => e instanceof ModernOnlyServerError)).toBe(true);
+  });
+});
+
+describe('E10: the era verdict is kept', () => {
+  it('E10: saveState() keeps the modern verdict without a session; a restored transport does not probe again', async () => {
+    const server = await v2Server({ legacy: 'reject' });
+    const first = await connect(server, 'auto');
+    const saved = first.transport.saveState();
+    expect(saved?.era).toBe('modern');
+    expect(saved?.sessionId).toBeUndefined();
+    await first.client.close();
+    const probes = server.requests.filter((r) => r.rpc === 'server/discover').length;
+    const restored = new StreamableHTTPClientTransport(server.url, { restoreState: parseSavedState(JSON.parse(JSON.stringify(saved))) });
+    const second = await connect(server, 'auto', restored);
+    expect(second.client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    expect(server.requests.filter((r) => r.rpc === 'server/discover')).toHaveLength(probes);
+    expect((await second.client.callTool({ name: 'echo', arguments: { text: 'again' } })).content).toEqual([
+      { type: 'text', text: 'again' },
+    ]);
+  });
+
+  it('E10: a restart of the same transport (close, connect) does not probe again either', async () => {
+    const server = await v2Server({ legacy: 'reject' });
+    const transport = new StreamableHTTPClientTransport(server.url);
+    const first = await connect(server, 'auto', transport);
+    await first.client.close();
+    const second = await connect(server, 'auto', transport);
+    expect(second.client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    expect(server.requests.filter((r) => r.rpc === 'server/discover')).toHaveLength(1);
+  });
+});
