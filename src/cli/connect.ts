@@ -5,7 +5,7 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createJsonlRecorder } from '../inspect.js';
-import { StreamableHTTPClientTransport } from '../node.js';
+import { connectionEra, StreamableHTTPClientTransport } from '../node.js';
 import type { CliOptions } from './args.js';
 import { watchChart } from './chart.js';
 import { attachToView } from '../view/bridge.js';
@@ -149,13 +149,20 @@ export async function connect(options: CliOptions): Promise<number> {
   let exitCode: number = exitCodes.ok;
   try {
     out.event('connect', options.url, { url: options.url });
-    const init = await wait('initialize', session.initialize());
-    const info = typeof init.serverInfo === 'object' && init.serverInfo !== null ? (init.serverInfo as Record<string, unknown>) : {};
-    out.event('connected', `${text(info.name) || '?'} ${text(info.version)}, protocol ${transport.protocolVersion ?? '?'}`, {
-      server: info,
-      protocolVersion: transport.protocolVersion,
-      capabilities: init.capabilities,
-    });
+    const connected = await wait('initialize', session.connect());
+    const init = connected.result;
+    const info = connected.serverInfo;
+    const era = connectionEra(transport.actor.getSnapshot());
+    out.event(
+      'connected',
+      `${text(info.name) || '?'} ${text(info.version)}, protocol ${transport.protocolVersion ?? '?'} (era: ${era ?? '?'}${era === 'modern' ? ', sessionless' : ''})`,
+      {
+        server: info,
+        protocolVersion: transport.protocolVersion,
+        era,
+        capabilities: init.capabilities,
+      },
+    );
 
     const lists = [
       ['tools', 'tools/list', (item: Record<string, unknown>) => text(item.name)],

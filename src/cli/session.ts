@@ -7,6 +7,16 @@ import type { StreamableHTTPClientTransport } from '../transport.js';
 
 /** The protocol revision the CLI asks for; the server may answer with an older one it supports. */
 export const requestedProtocolVersion = '2025-11-25';
+/** E1: the sessionless revision the CLI probes for first (`server/discover`). */
+export const modernProtocolVersion = '2026-07-28';
+const clientInfo = { name: 'mcp-xstate-transport-cli', version: '1' };
+
+/** What connecting found: the era, and the server's description (InitializeResult or DiscoverResult). */
+export interface Connected {
+  era: 'modern' | 'legacy';
+  result: Record<string, unknown>;
+  serverInfo: Record<string, unknown>;
+}
 
 /** A JSON-RPC error the server answered a request with. */
 export class RpcError extends Error {
@@ -29,6 +39,8 @@ interface Pending {
 
 export class CliSession {
   private nextId = 1;
+  /** E3: in the 2026-07-28 era every request carries the `_meta` envelope its headers come from. */
+  private envelope: Record<string, unknown> | undefined;
   private readonly pending = new Map<number, Pending>();
 
   constructor(
@@ -72,16 +84,52 @@ export class CliSession {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { method, resolve, reject });
-      this.transport.send({ jsonrpc: '2.0', id, method, params }).catch((error: unknown) => {
+      const sent = this.envelope === undefined ? params : { ...params, _meta: { ...this.envelope } };
+      this.transport.send({ jsonrpc: '2.0', id, method, params: sent }).catch((error: unknown) => {
         this.pending.delete(id);
         reject(error instanceof Error ? error : new Error(String(error)));
       });
     });
   }
 
-  /** initialize, then notifications/initialized: the session is ready for calls. */
-  async initialize(): Promise<Record<string, unknown>> {
+  /**
+   * E1: probe for the 2026-07-28 era with `server/discover`; a server that offers it is spoken to
+   * sessionless, any other answer (a JSON-RPC error, a 4xx) falls back to `initialize`.
+   */
+  async connect(): Promise<Connected> {
     await this.transport.start();
+    this.envelope = {
+      'io.modelcontextprotocol/protocolVersion': modernProtocolVersion,
+      'io.modelcontextprotocol/clientInfo': clientInfo,
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    let discover: Record<string, unknown> | undefined;
+    try {
+      discover = await this.request('server/discover');
+    } catch (error) {
+      if (!(error instanceof RpcError)) throw error;
+    }
+    const versions = discover?.supportedVersions;
+    if (discover !== undefined && Array.isArray(versions) && versions.includes(modernProtocolVersion)) {
+      this.transport.setProtocolVersion(modernProtocolVersion);
+      const meta = discover._meta;
+      const info =
+        typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)['io.modelcontextprotocol/serverInfo'] : undefined;
+      return {
+        era: 'modern',
+        result: discover,
+        serverInfo: typeof info === 'object' && info !== null ? (info as Record<string, unknown>) : {},
+      };
+    }
+    this.envelope = undefined;
+    const result = await this.initialize(false);
+    const info = result.serverInfo;
+    return { era: 'legacy', result, serverInfo: typeof info === 'object' && info !== null ? (info as Record<string, unknown>) : {} };
+  }
+
+  /** initialize, then notifications/initialized: the session is ready for calls. */
+  async initialize(start = true): Promise<Record<string, unknown>> {
+    if (start) await this.transport.start();
     const result = await this.request('initialize', {
       protocolVersion: requestedProtocolVersion,
       capabilities: {},

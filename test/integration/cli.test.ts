@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, header, until } from '../support/harness.js';
 import { startServer, type TestServer } from '../support/mcp-server.js';
+import { startV2Server } from '../support/v2-server.js';
 
 interface Run {
   code: number | null;
@@ -171,5 +172,27 @@ describe('the CLI: clear messages and distinct exit codes', { timeout: 60_000 },
     const result = await run([`${plainUrl}/auth`]);
     expect(result.code).toBe(5);
     expect(result.stderr).toContain('needs authorization (HTTP 401)');
+  });
+});
+
+describe('the CLI against a 2026-07-28 server', () => {
+  it('E1, U7: connects to a modern-only v2 SDK server sessionless, prints the era, lists and calls', async () => {
+    const modern = await startV2Server({ legacy: 'reject' });
+    try {
+      const result = await run([modern.url.href, '--call', 'echo', '--args', '{"text":"from the cli"}']);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/protocol 2026-07-28 \(era: modern, sessionless\)/);
+      expect(result.stdout).toMatch(/from the cli/);
+      expect(modern.requests.map((r) => r.rpc)).toEqual(['server/discover', 'tools/list', 'tools/call']);
+      expect(modern.requests.every((r) => r.headers['mcp-session-id'] === undefined)).toBe(true);
+    } finally {
+      await modern.close();
+    }
+  });
+
+  it('E1, U7: against a 2025 server the probe is refused and the CLI falls back to initialize (era: streamable)', async () => {
+    const result = await run([server.url.href]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/era: streamable/);
   });
 });

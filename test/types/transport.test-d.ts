@@ -1,6 +1,11 @@
 import { expectTypeOf, test } from 'vitest';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { StreamableHTTPClientTransportOptions as SdkOptions } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type {
+  Transport as TransportV2,
+  TransportSendOptions as TransportSendOptionsV2,
+  StreamableHTTPClientTransportOptions as SdkOptionsV2,
+} from '@modelcontextprotocol/client';
 import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '../../src/index.js';
 
 test('U1: the transport is assignable to the SDK Transport', () => {
@@ -16,4 +21,13 @@ test('U1: the SDK option names are accepted', () => {
   expectTypeOf<SdkOptions['reconnectionOptions'] & object>().toExtend<
     NonNullable<StreamableHTTPClientTransportOptions['reconnectionOptions']>
   >();
+});
+
+test('E2: the transport is assignable to the v2 SDK Transport (@modelcontextprotocol/client 2.x) too', () => {
+  const transport = new StreamableHTTPClientTransport(new URL('http://127.0.0.1/mcp'));
+  expectTypeOf(transport).toExtend<TransportV2>();
+  const asTransport: TransportV2 = transport;
+  expectTypeOf(asTransport.hasPerRequestStream).toEqualTypeOf<boolean | undefined>();
+  expectTypeOf<TransportSendOptionsV2>().toExtend<NonNullable<Parameters<StreamableHTTPClientTransport['send']>[1]>>();
+  expectTypeOf<Pick<SdkOptionsV2, 'requestInit' | 'fetch' | 'sessionId'>>().toExtend<StreamableHTTPClientTransportOptions>();
 });
