@@ -52,6 +52,12 @@ function headerOf(request: V2LoggedRequest, name: string): string | undefined {
 
 const toolCalls = (server: V2TestServer) => server.requests.filter((r) => r.rpc === 'tools/call');
 
+/** The tool a `tools/call` body names, and its request id: what an intercepting test server answers by. */
+function toolCallOf(body: unknown): { name: string | undefined; id: number } {
+  const call = (typeof body === 'object' && body !== null ? body : {}) as { id?: number; params?: { name?: string } };
+  return { name: call.params?.name, id: call.id ?? 0 };
+}
+
 describe('E1, E2: the v2 SDK Client over this transport, in each negotiation mode', () => {
   it("E1, E2: 'auto' against a modern-only server speaks 2026-07-28; the era is chart state and a tag", async () => {
     const server = await v2Server({ legacy: 'reject' });
@@ -159,9 +165,8 @@ describe('E3, E4: modern requests', () => {
     const server = await v2Server({
       legacy: 'reject',
       intercept: (req, res, body) => {
-        const params = typeof body === 'object' && body !== null && 'params' in body ? (body as { params: { name?: string } }).params : {};
-        if (params.name !== 'sneaky') return false;
-        const id = (body as { id: number }).id;
+        const { name, id } = toolCallOf(body);
+        if (name !== 'sneaky') return false;
         res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'sneaky-session' });
         res.end(JSON.stringify({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 's' }], resultType: 'complete' } }));
         return true;
@@ -182,8 +187,7 @@ describe('E5, E6: broken streams and cancellation', () => {
     const server = await v2Server({
       legacy: 'reject',
       intercept: (req, res, body) => {
-        const params = typeof body === 'object' && body !== null && 'params' in body ? (body as { params: { name?: string } }).params : {};
-        if (params.name !== 'slow') return false;
+        if (toolCallOf(body).name !== 'slow') return false;
         res.writeHead(200, { 'content-type': 'text/event-stream' });
         res.write('id: ev-1\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}\n\n');
         setTimeout(() => res.destroy(), 50);
@@ -255,16 +259,10 @@ describe('E8: modern answers keep their meaning', () => {
     const server = await v2Server({
       legacy: 'reject',
       intercept: (req, res, body) => {
-        const params = typeof body === 'object' && body !== null && 'params' in body ? (body as { params: { name?: string } }).params : {};
-        if (params.name !== 'gone') return false;
+        const { name, id } = toolCallOf(body);
+        if (name !== 'gone') return false;
         res.writeHead(404, { 'content-type': 'application/json' });
-        res.end(
-          JSON.stringify({
-            jsonrpc: '2.0',
-            id: (body as { id: number }).id,
-            error: { code: -32601, message: 'Method not found' },
-          }),
-        );
+        res.end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } }));
         return true;
       },
     });
