@@ -1,6 +1,7 @@
 import { fromCallback, fromPromise } from 'xstate';
 import type { AuthChallenge, GetResult, MessageSink, PostResult } from '../machines/types.js';
-import type { DeleteSessionInput } from '../machines/connection/index.js';
+import type { DataPlaneCommand, DeleteSessionInput } from '../machines/connection/index.js';
+import { DataPlane } from './data-plane.js';
 import type { PostRequestInput, ReadStreamInput, ResumeInput, StreamReaderCommand, StreamReaderEvent } from '../machines/post-stream.js';
 import type { OpenStandaloneInput } from '../machines/standalone-stream.js';
 import type { HttpClient } from './http/client.js';
@@ -18,6 +19,11 @@ export interface TransportIo {
   authProvider: object | undefined;
   /** W2: the host's online/offline signal, if it has one. */
   network?: NetworkSignal | undefined;
+  /**
+   * The running `dataPlane` child's calls, for the facade to hand happy calls to: set while the
+   * chart runs that actor (from start() until the connection closes or fails), else undefined.
+   */
+  plane?: DataPlane | undefined;
 }
 
 /** The system id of a transport's connection actor, where the actors find their transport's I/O. */
@@ -112,6 +118,34 @@ export const ioActors = {
         sendBack(report);
       },
     );
+  }),
+  /**
+   * The data plane, owned by the chart: its calls live as long as this actor, which the chart runs
+   * for the connection's life. It reports to the chart only what is not a happy answer; the chart
+   * ends its calls (close, failure) and cancels one (R8) by telling it.
+   */
+  dataPlane: fromCallback<DataPlaneCommand, Record<string, never>>(({ sendBack, receive, system }) => {
+    const io = ioOf(system);
+    const root = system.get(connectionSystemId) as { getSnapshot(): { hasTag(tag: string): boolean } };
+    const plane = new DataPlane(
+      io.http,
+      io.sink,
+      io.options,
+      (event) => {
+        sendBack(event);
+      },
+      () => root.getSnapshot().hasTag('dataPlane'),
+    );
+    io.plane = plane;
+    receive((command) => {
+      if (command.type === 'calls.end') plane.end(command.error, command.answer);
+      else plane.cancel(command.requestId, command.error);
+    });
+    return () => {
+      if (io.plane === plane) io.plane = undefined;
+      // Stopped from outside (the root actor stopped, not closed through the chart): no call is left waiting.
+      plane.end(undefined, false);
+    };
   }),
   /** W2: tells the chart the network's state now, then each change (nothing without a signal). */
   networkStatus: fromCallback<{ type: 'noop' }, Record<string, never>>(({ sendBack, system }) =>

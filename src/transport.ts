@@ -6,20 +6,14 @@ import {
   INITIALIZED,
   isDirectCall,
   isRequest,
+  sessionOf,
   type ConnectionEmitted,
   type ConnectionMachine,
 } from '../machines/connection/index.js';
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/types.js';
-import {
-  InvalidMessageError,
-  McpTransportError,
-  OfflineError,
-  StreamEndedError,
-  TransportClosedError,
-  TransportFailedError,
-} from '../machines/errors.js';
+import { InvalidMessageError, McpTransportError, OfflineError, StreamEndedError, TransportFailedError } from '../machines/errors.js';
 import { resumePoint } from '../machines/standalone-stream.js';
 import { connectionSystemId, ioActors, type TransportIo } from './actors.js';
 import { chooseSender, HttpClient } from './http/client.js';
@@ -27,7 +21,6 @@ import { baseHeaders, perRequestHeaders } from './http/headers.js';
 import { resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
 import { authorize, unauthorizedError } from './http/auth.js';
-import { DataPlane } from './data-plane.js';
 import { browserNetwork } from './network.js';
 import { parseSavedState, restoredSession, type SavedTransportState } from './saved-state.js';
 
@@ -45,8 +38,6 @@ export interface SendOptions {
   /** E2, E3: headers for this request only (e.g. `Mcp-Param-*`); reserved names are ignored. */
   headers?: Readonly<Record<string, string>> | undefined;
 }
-
-const noSession = { sessionId: undefined, protocolVersion: undefined } as const;
 
 /**
  * Whether the chart lets the facade POST this message itself: a plain call while the data plane
@@ -97,6 +88,7 @@ export const providedConnectionMachine: ConnectionMachine = connectionMachine.pr
       actors: { openStandalone: ioActors.openStandalone, readStream: ioActors.readStream },
     }),
     deleteSession: ioActors.deleteSession,
+    dataPlane: ioActors.dataPlane,
     networkStatus: ioActors.networkStatus,
     authorize: ioActors.authorize,
     legacyStream: ioActors.legacyStream,
@@ -126,8 +118,8 @@ export class StreamableHTTPClientTransport {
   private readonly authProvider: object | undefined;
   /** E2: the versions the Client supports (`setSupportedProtocolVersions`), named in era errors. */
   private supportedVersions: readonly string[] | undefined;
-  /** The happy calls, performed here while the chart's `dataPlane` tag says so. */
-  private readonly dataPlane: DataPlane;
+  /** What the I/O actors share; `io.plane` is the chart's `dataPlane` child's, while it runs. */
+  private readonly io: TransportIo;
 
   constructor(url: URL | string, options: StreamableHTTPClientTransportOptions = {}) {
     const endpoint = new URL(url);
@@ -169,27 +161,16 @@ export class StreamableHTTPClientTransport {
       options: exchangeOptions,
       authProvider: options.authProvider,
       network,
+      plane: undefined,
     };
+    this.io = io;
     this.actor = createActor(providedConnectionMachine, {
       systemId: connectionSystemId,
       input: { options: chartOptions, sink, io },
       ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
     });
-    this.dataPlane = new DataPlane(
-      this.http,
-      sink,
-      exchangeOptions,
-      (event) => {
-        // An actor stopped from outside (not closed through the chart) hears nothing more; the
-        // call's caller is told instead of being left waiting.
-        if (this.actor.getSnapshot().status === 'active') this.actor.send(event);
-        else if (event.type !== 'post.done') event.ticket.failed(new TransportClosedError('the transport chart is stopped'));
-      },
-      () => this.actor.getSnapshot().hasTag('dataPlane'),
-    );
     // One listener for everything the chart emits (a Set and a bound handler per event type would
-    // cost about 1 KiB per transport): it says when data-plane calls end (close, failure: F2, P10;
-    // cancellation: R8), and what `onerror` and `onclose` hear.
+    // cost about 1 KiB per transport): what `onerror` and `onclose` hear.
     this.actor.on('*', (event) => {
       this.heard(event);
     });
@@ -198,7 +179,7 @@ export class StreamableHTTPClientTransport {
     this.actor.subscribe({
       error: (cause: unknown) => {
         const error = new TransportFailedError('internal error in the transport chart', { cause });
-        this.dataPlane.end(error, false);
+        this.io.plane?.end(error, false);
         this.http.end();
         this.onerror?.(error);
         this.onclose?.();
@@ -346,16 +327,17 @@ export class StreamableHTTPClientTransport {
     // (no resumption, no batch, no message the chart must see, such as a cancellation). The
     // handshake goes the same way while the chart waits for it, and the chart hears its outcome,
     // the happy one included (the data plane reports every answer while its tag is off).
+    const plane = this.io.plane;
     if (
+      plane !== undefined &&
       !Array.isArray(message) &&
       options?.resumptionToken === undefined &&
       options?.onresumptiontoken === undefined &&
       takesDirect(snapshot, message)
     ) {
-      // H3: an initialize never carries a session or version, even stale ones.
-      const { sessionId, protocolVersion } = snapshot.hasTag('dataPlaneInitialize') ? noSession : snapshot.context;
+      const { sessionId, protocolVersion } = sessionOf(snapshot.context, message);
       return new Promise((resolve, reject) => {
-        this.dataPlane.send(
+        plane.send(
           message,
           ticketFor(resolve, reject, options?.onRequestStreamEnd),
           sessionId,
@@ -389,12 +371,6 @@ export class StreamableHTTPClientTransport {
 
   private heard(event: ConnectionEmitted): void {
     switch (event.type) {
-      case 'calls.end':
-        this.dataPlane.end(event.error, event.answer);
-        return;
-      case 'call.cancel':
-        this.dataPlane.cancel(event.requestId, event.error);
-        return;
       case 'warning':
       case 'failed':
         this.onerror?.(event.error);

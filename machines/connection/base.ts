@@ -15,6 +15,7 @@ import type {
   ConnectionEmitted,
   ConnectionEvent,
   ConnectionInput,
+  DataPlaneCommand,
   DeleteSessionInput,
   PostRecord,
   QueuedSend,
@@ -32,6 +33,7 @@ import {
   isRequest,
   asRequest,
   LISTEN,
+  sessionOf,
 } from './messages.js';
 import type { JSONRPCId } from '../types.js';
 
@@ -45,7 +47,7 @@ export function deleteInput({ context }: { context: ConnectionContext }): Delete
 }
 
 function postInput(context: ConnectionContext, send: QueuedSend, offline: boolean): PostStreamInput {
-  const initializing = isRequest(send.message, INITIALIZE);
+  const { sessionId, protocolVersion } = sessionOf(context, send.message);
   return {
     message: send.message,
     ticket: send.ticket,
@@ -54,9 +56,8 @@ function postInput(context: ConnectionContext, send: QueuedSend, offline: boolea
     endpoint: context.legacyEndpoint,
     resumptionToken: send.resumptionToken,
     onResumptionToken: send.onResumptionToken,
-    // H3: an initialize never carries a session or version, even stale ones.
-    sessionId: initializing ? undefined : context.sessionId,
-    protocolVersion: initializing ? undefined : context.protocolVersion,
+    sessionId,
+    protocolVersion,
     options: context.options,
     offline,
     modern: context.era === 'modern',
@@ -79,6 +80,7 @@ export const connectionSetup = setup({
       [post: `post-${number}`]: 'postStream';
       /** E7: a `subscriptions/listen` stream (2026-07-28), a POST stream of its own kind. */
       [listen: `listen-${number}`]: 'postStream';
+      dataPlane: 'dataPlane';
     },
   },
   actors: {
@@ -93,6 +95,13 @@ export const connectionSetup = setup({
     legacyStream: fromCallback<{ type: 'noop' }, Record<string, never>>(() => {
       throw new Error("actor 'legacyStream' must be provided with machine.provide({ actors })");
     }),
+    /**
+     * The data plane: the calls the facade POSTs itself while the chart allows it, for the whole
+     * life of a started connection (a call begun in one state is answered in the next). The chart
+     * ends them (close, failure) and cancels them (R8) by telling it. A chart driven without a host
+     * has no direct calls: by default it is an actor that holds none.
+     */
+    dataPlane: fromCallback<DataPlaneCommand, Record<string, never>>(() => undefined),
     /** W2: tells the chart when the host's network goes and comes back (nothing on a host without a signal). */
     networkStatus: fromCallback<{ type: 'noop' }, Record<string, never>>(() => {
       throw new Error("actor 'networkStatus' must be provided with machine.provide({ actors })");
@@ -349,12 +358,12 @@ export const sharedActions = actions({
    * R8: the caller cancelled a request: its POST stream, backoff timer and resume GET stop now,
    * and a queued copy is dropped. The cancellation itself is still sent.
    */
-  cancelRequest: enqueueActions(({ context, event, enqueue }) => {
+  cancelRequest: enqueueActions(({ context, event, self, enqueue }) => {
     assertEvent(event, 'send');
     const id = cancelledRequestId(event.message);
     if (id === undefined) return;
     const cancelled = new StreamEndedError('request cancelled by the client');
-    enqueue.emit({ type: 'call.cancel', requestId: id, error: cancelled });
+    if ('dataPlane' in self.getSnapshot().children) enqueue.sendTo('dataPlane', { type: 'call.cancel', requestId: id, error: cancelled });
     const { posts, queue, stopped } = dropRequest(context, id, cancelled);
     for (const childId of stopped) enqueue(stopChild(childId));
     enqueue.assign({ posts, queue });

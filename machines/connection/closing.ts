@@ -23,7 +23,7 @@ export const closingGuards = guards({
 
 export const closingActions = actions({
   /** Every child stops now; callers still waiting on `send()` learn why (F2). */
-  stopEverything: enqueueActions(({ context, enqueue }, params: { answer: boolean }) => {
+  stopEverything: enqueueActions(({ context, self, enqueue }, params: { answer: boolean }) => {
     // Made only when someone is told (an error costs its stack): most closes leave no call.
     let closed: Error | undefined;
     const reason = () => context.error ?? (closed ??= new TransportClosedError('transport closed'));
@@ -34,8 +34,11 @@ export const closingActions = actions({
       else post.ticket.failed(reason());
       enqueue(stopChild(id));
     }
-    // The data plane's calls end too, told the same (the facade hears this and aborts them).
-    enqueue.emit({ type: 'calls.end', error: context.error ?? closed, answer: params.answer });
+    // The data plane's calls end too, told the same; then it stops, with the connection it served.
+    if ('dataPlane' in self.getSnapshot().children) {
+      enqueue.sendTo('dataPlane', { type: 'calls.end', error: context.error ?? closed, answer: params.answer });
+      enqueue.stopChild('dataPlane');
+    }
     for (const queued of context.queue) queued.ticket.failed(reason());
     if (context.terminateTicket !== undefined) context.terminateTicket.failed(reason());
     enqueue.assign({ queue: [], posts: {}, terminateTicket: undefined });

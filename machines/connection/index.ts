@@ -91,4 +91,4 @@ export type ConnectionMachine = typeof connectionMachine;
 
 export type * from './types.js';
 export { handshakeIsDirect } from './session.js';
-export { failCall, failureResponse, fingerprint, INITIALIZE, INITIALIZED, isDirectCall, isRequest } from './base.js';
+export { failCall, failureResponse, fingerprint, INITIALIZE, INITIALIZED, isDirectCall, isRequest, sessionOf } from './base.js';

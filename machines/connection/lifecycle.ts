@@ -7,7 +7,7 @@
  * chart's public state values (tests, the model, recordings compare them), so `start` is
  * written once below and given to each.
  */
-import { assertEvent, assign, emit } from 'xstate';
+import { assertEvent, assign, emit, spawnChild } from 'xstate';
 import { asFailure, McpTransportError } from '../errors.js';
 import { versionFields, actions, guards, type ConnectionState } from './base.js';
 import type { ConnectionContext } from './types.js';
@@ -42,6 +42,8 @@ export const lifecycleGuards = guards({
 
 export const lifecycleActions = actions({
   startFresh: assign(({ context }) => freshSession(context)),
+  /** The data plane runs for the connection's life: from start() until it closes or fails. */
+  startDataPlane: spawnChild('dataPlane', { id: 'dataPlane', input: {} }),
   setVersion: assign(({ event }) => {
     assertEvent(event, 'protocolVersion.set');
     return versionFields(event.version);
@@ -81,9 +83,9 @@ export const everywhere = {
 
 /** F2: `start` from a stopped transport. */
 const start = [
-  { guard: 'knowsModernEra', target: 'modern', actions: 'startFresh' },
-  { guard: 'hasPresetSession', target: 'open', actions: 'startFresh' },
-  { target: 'connecting', actions: 'startFresh' },
+  { guard: 'knowsModernEra', target: 'modern', actions: ['startFresh', 'startDataPlane'] },
+  { guard: 'hasPresetSession', target: 'open', actions: ['startFresh', 'startDataPlane'] },
+  { target: 'connecting', actions: ['startFresh', 'startDataPlane'] },
 ] as const;
 
 export const lifecycleStates = {

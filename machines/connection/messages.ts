@@ -42,6 +42,16 @@ export function isRequest(message: JSONRPCMessage | JSONRPCMessage[], method: st
   return !Array.isArray(message) && 'method' in message && message.method === method;
 }
 
+const noSession = { sessionId: undefined, protocolVersion: undefined } as const;
+
+/** H3: the session and version a message goes with: none for an initialize, even when stale ones are cached. */
+export function sessionOf(
+  context: { sessionId: string | undefined; protocolVersion: string | undefined },
+  message: JSONRPCMessage | JSONRPCMessage[],
+): { sessionId: string | undefined; protocolVersion: string | undefined } {
+  return isRequest(message, INITIALIZE) ? noSession : context;
+}
+
 /** The message as a JSON-RPC request (an id and a method), or undefined. */
 export function asRequest(message: JSONRPCMessage | JSONRPCMessage[]): JSONRPCRequest | undefined {
   return !Array.isArray(message) && 'id' in message && 'method' in message ? message : undefined;

@@ -50,16 +50,21 @@ export type ConnectionEmitted =
   | { type: 'warning'; error: Error }
   | { type: 'failed'; error: Error }
   | { type: 'closed' }
-  /**
-   * The data plane's calls end now (close, failure), each told `error` (undefined: the transport
-   * closed, and whoever ends a call makes its `TransportClosedError`); `answer`: with a synthetic
-   * response (P10).
-   */
-  | { type: 'calls.end'; error: Error | undefined; answer: boolean }
-  /** R8: the data plane's call for this request stops now. */
-  | { type: 'call.cancel'; requestId: JSONRPCId; error: Error }
   /** The session was re-established (F3); IDs are fingerprints, never the IDs themselves (X1). */
   | { type: 'session.changed'; previous: string | undefined; current: string | undefined };
+
+/**
+ * What the chart tells its data plane (the `dataPlane` child, which POSTs the happy calls the
+ * facade hands it, DESIGN "Control plane and data plane").
+ */
+export type DataPlaneCommand =
+  /**
+   * Its calls end now (close, failure), each told `error` (undefined: the transport closed, and
+   * whoever ends a call makes its `TransportClosedError`); `answer`: with a synthetic response (P10).
+   */
+  | { type: 'calls.end'; error: Error | undefined; answer: boolean }
+  /** R8: its call for this request stops now. */
+  | { type: 'call.cancel'; requestId: JSONRPCId; error: Error };
 
 /** The states that can meet a 401 or 403 and return once authorized. */
 export type AuthReturn = 'connecting' | 'initializing' | 'open' | 'modern';
