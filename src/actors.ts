@@ -7,7 +7,7 @@ import type { OpenStandaloneInput } from '../machines/standalone-stream.js';
 import type { HttpClient } from './http/client.js';
 import { deleteSession, openEventStream, postMessage, type ExchangeOptions } from './http/exchanges.js';
 import { readEventStream } from './sse/reader.js';
-import { authorize } from './http/auth.js';
+import { authorize, type SdkGeneration } from './http/auth.js';
 import { openLegacyStream } from './legacy/stream.js';
 import { networkEvents, type NetworkSignal } from './network.js';
 
@@ -19,6 +19,8 @@ export interface TransportIo {
   authProvider: object | undefined;
   /** W2: the host's online/offline signal, if it has one. */
   network?: NetworkSignal | undefined;
+  /** The SDK generation of the Client on top, as it has shown itself: whose OAuth flow to run (A1). */
+  sdk?: SdkGeneration | undefined;
   /**
    * The running `dataPlane` child's calls, for the facade to hand happy calls to: set while the
    * chart runs that actor (from start() until the connection closes or fails), else undefined.
@@ -78,6 +80,7 @@ export const ioActors = {
       serverUrl: io.http.url,
       challenge: input.challenge,
       fetch: io.http.authFetchFor(signal),
+      sdk: io.sdk,
     });
   }),
   readStream: fromCallback<StreamReaderCommand, ReadStreamInput>(({ input, sendBack, receive, system }) => {

@@ -7,6 +7,7 @@ import {
   isDirectCall,
   isRequest,
   sessionOf,
+  envelopeVersion,
   type ConnectionEmitted,
   type ConnectionMachine,
 } from '../machines/connection/index.js';
@@ -242,17 +243,22 @@ export class StreamableHTTPClientTransport {
   }
 
   /**
-   * Completes an OAuth redirect flow with the code from the redirect, through the SDK's own
+   * Completes an OAuth redirect flow with the code from the redirect (or its whole query, whose `iss` is checked, RFC 9207), through the SDK's own
    * `auth()`; then connect again (`client.connect(transport)` restarts this transport).
    */
-  async finishAuth(authorizationCode: string): Promise<void> {
-    if (this.authProvider === undefined) throw await unauthorizedError('No auth provider');
+  async finishAuth(codeOrParams: string | URLSearchParams, iss?: string): Promise<void> {
+    if (this.authProvider === undefined) throw await unauthorizedError('No auth provider', this.io.sdk);
+    // The v2 SDK's form: the redirect's query (`code`, and `iss` for RFC 9207) instead of the code alone.
+    const params = typeof codeOrParams === 'string' ? undefined : codeOrParams;
+    const authorizationCode = params === undefined ? (codeOrParams as string) : (params.get('code') ?? '');
     await authorize({
       provider: this.authProvider,
       serverUrl: this.http.url,
       challenge: this.actor.getSnapshot().context.authChallenge,
       fetch: this.http.authFetch,
       authorizationCode,
+      iss: params === undefined ? iss : (params.get('iss') ?? undefined),
+      sdk: this.io.sdk,
     });
   }
 
@@ -309,6 +315,8 @@ export class StreamableHTTPClientTransport {
   /** E2: the v2 SDK Client tells the versions it supports when it connects. */
   setSupportedProtocolVersions(versions: string[]): void {
     this.supportedVersions = [...versions];
+    // Only the v2 SDK Client says this: its OAuth flow and UnauthorizedError are the ones to use.
+    this.io.sdk = 'v2';
   }
 
   /** The versions the Client said it supports (v2 SDK), if it said. */
@@ -347,6 +355,8 @@ export class StreamableHTTPClientTransport {
         );
       });
     }
+    // The era probe's envelope shows a v2 SDK Client before it says its versions (A1: whose OAuth flow).
+    if (this.io.sdk === undefined && envelopeVersion(message) !== undefined) this.io.sdk = 'v2';
     const requestSignal = options?.requestSignal;
     const requestId = Array.isArray(message) || !('id' in message) || !('method' in message) ? undefined : message.id;
     if (requestSignal !== undefined && requestId !== undefined) {

@@ -91,4 +91,14 @@ export type ConnectionMachine = typeof connectionMachine;
 
 export type * from './types.js';
 export { handshakeIsDirect } from './session.js';
-export { failCall, failureResponse, fingerprint, INITIALIZE, INITIALIZED, isDirectCall, isRequest, sessionOf } from './base.js';
+export {
+  failCall,
+  failureResponse,
+  fingerprint,
+  INITIALIZE,
+  INITIALIZED,
+  isDirectCall,
+  isRequest,
+  sessionOf,
+  envelopeVersion,
+} from './base.js';

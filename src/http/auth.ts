@@ -5,6 +5,10 @@ import type { FetchLike } from './client.js';
 /**
  * OAuth goes through the official SDK's own `auth()` flow (discovery, PKCE, registration,
  * refresh): the SDK is an optional peer dependency, loaded only when an authProvider needs it.
+ * Which SDK's follows the Client on top: under the v2 Client (`@modelcontextprotocol/client`), the
+ * v2 flow, which checks the metadata issuer and the redirect's `iss` (RFC 8414, RFC 9207), sends
+ * `application_type` and widens the scope on a step-up; under the 1.x Client, the 1.x flow, whose
+ * `UnauthorizedError` is the class that Client's users test for. Either falls back to the other.
  */
 
 type AuthResult = 'AUTHORIZED' | 'REDIRECT';
@@ -15,33 +19,45 @@ interface SdkAuthModule {
     options: {
       serverUrl: string | URL;
       authorizationCode?: string;
+      /** RFC 9207: the redirect's `iss` (v2 SDK only). */
+      iss?: string;
       scope?: string;
+      /** A2: ask again even though a refresh token exists (the union is wider than what was granted; v2 SDK only). */
+      forceReauthorization?: boolean;
       resourceMetadataUrl?: URL;
       fetchFn?: FetchLike;
     },
   ): Promise<AuthResult>;
   UnauthorizedError: new (message?: string) => Error;
+  /** v2 SDK only: the scopes to ask for on a step-up, and whether that is more than was granted. */
+  computeScopeUnion?: (...scopes: (string | undefined)[]) => string | undefined;
+  isStrictScopeSuperset?: (union: string | undefined, current: string | undefined) => boolean;
 }
 
-let sdkAuth: Promise<SdkAuthModule> | undefined;
+/** Which SDK generation's Client runs on top of the transport, as far as it has shown. */
+export type SdkGeneration = 'v2' | '1.x';
 
-function loadSdkAuth(): Promise<SdkAuthModule> {
-  sdkAuth ??= import('@modelcontextprotocol/sdk/client/auth.js').then(
-    (module) => module as unknown as SdkAuthModule,
-    (cause: unknown) => {
-      sdkAuth = undefined;
+const loaded: Record<SdkGeneration, Promise<SdkAuthModule> | undefined> = { v2: undefined, '1.x': undefined };
+const importV2 = () => import('@modelcontextprotocol/client').then((module) => module as unknown as SdkAuthModule);
+const importV1 = () => import('@modelcontextprotocol/sdk/client/auth.js').then((module) => module as unknown as SdkAuthModule);
+
+function loadSdkAuth(prefer: SdkGeneration = '1.x'): Promise<SdkAuthModule> {
+  const [first, second] = prefer === 'v2' ? [importV2, importV1] : [importV1, importV2];
+  const pending = (loaded[prefer] ??= first()
+    .catch(second)
+    .catch((cause: unknown) => {
+      loaded[prefer] = undefined;
       throw new McpTransportError(
-        'authProvider needs the optional peer dependency @modelcontextprotocol/sdk (npm install @modelcontextprotocol/sdk)',
+        'authProvider needs the optional peer dependency @modelcontextprotocol/client (v2) or @modelcontextprotocol/sdk (1.x): npm install @modelcontextprotocol/client',
         { cause },
       );
-    },
-  );
-  return sdkAuth;
+    }));
+  return pending;
 }
 
 /** The SDK's UnauthorizedError, named so that it reads as what it is (the SDK leaves its name 'Error'). */
-export async function unauthorizedError(message?: string): Promise<Error> {
-  const { UnauthorizedError } = await loadSdkAuth();
+export async function unauthorizedError(message?: string, prefer?: SdkGeneration): Promise<Error> {
+  const { UnauthorizedError } = await loadSdkAuth(prefer);
   const error = new UnauthorizedError(message);
   error.name = 'UnauthorizedError';
   return error;
@@ -67,14 +83,35 @@ export interface AuthorizeRequest {
   challenge: AuthChallenge | undefined;
   fetch: FetchLike;
   authorizationCode?: string | undefined;
+  /** RFC 9207: the `iss` of the authorization redirect, checked by the v2 SDK's flow. */
+  iss?: string | undefined;
+  /** The Client on top, whose SDK's flow (and UnauthorizedError) is used. */
+  sdk?: SdkGeneration | undefined;
+}
+
+/** What the provider was granted so far (`tokens().scope`), if it says. */
+async function grantedScope(provider: object): Promise<string | undefined> {
+  const tokens =
+    'tokens' in provider && typeof provider.tokens === 'function'
+      ? ((await (provider.tokens as () => unknown)()) as { scope?: unknown } | undefined)
+      : undefined;
+  return typeof tokens?.scope === 'string' ? tokens.scope : undefined;
 }
 
 /** Runs the SDK's flow; a flow that needs the user's browser ends in the SDK's UnauthorizedError. */
 export async function authorize(request: AuthorizeRequest): Promise<'AUTHORIZED'> {
-  const sdk = await loadSdkAuth();
+  const sdk = await loadSdkAuth(request.sdk);
   const options: Parameters<SdkAuthModule['auth']>[1] = { serverUrl: request.serverUrl, fetchFn: request.fetch };
   const { challenge } = request;
   if (challenge?.scope !== undefined) options.scope = challenge.scope;
+  // A2 (SEP-2350): a step-up asks for what was granted and what is challenged, not the challenge alone.
+  if (challenge?.error === 'insufficient_scope' && sdk.computeScopeUnion !== undefined && sdk.isStrictScopeSuperset !== undefined) {
+    const granted = await grantedScope(request.provider);
+    const union = sdk.computeScopeUnion(granted, challenge.scope);
+    if (union !== undefined) options.scope = union;
+    if (sdk.isStrictScopeSuperset(union, granted)) options.forceReauthorization = true;
+  }
+  if (request.iss !== undefined) options.iss = request.iss;
   if (challenge?.resourceMetadataUrl !== undefined) {
     try {
       options.resourceMetadataUrl = new URL(challenge.resourceMetadataUrl);
@@ -89,6 +126,7 @@ export async function authorize(request: AuthorizeRequest): Promise<'AUTHORIZED'
       request.authorizationCode === undefined
         ? 'authorization needs the user: redirected to the authorization server'
         : 'Failed to authorize',
+      request.sdk,
     );
   }
   return result;
