@@ -38,6 +38,11 @@ export interface PostStreamInput {
   modern?: boolean | undefined;
   /** E2, E3: the caller's own headers for this request (reserved names already removed). */
   headers?: Readonly<Record<string, string>> | undefined;
+  /**
+   * E5: a re-issue: the request goes out under this id, and its answer is delivered under the
+   * message's own id (the caller's), which is also what a failure is reported for.
+   */
+  reissueAs?: JSONRPCId | undefined;
 }
 
 /** Where a data-plane call's stream stopped: how it ended, and the event ids it delivered (R7). */

@@ -1,5 +1,5 @@
 import { assign, fromCallback, fromPromise, raise, sendParent, sendTo, setup } from 'xstate';
-import type { GetResult, JSONRPCId, JSONRPCMessage, NetworkEvent, PostResult } from './types.js';
+import type { GetResult, JSONRPCId, JSONRPCMessage, JSONRPCResponse, NetworkEvent, PostResult } from './types.js';
 import {
   isResumableEventId,
   nextReconnectDelay,
@@ -54,6 +54,20 @@ function readerInput(context: PostStreamContext): ReadStreamInput {
     replay: context.resumptionToken !== undefined,
     onEventId: context.onResumptionToken,
   };
+}
+
+/** E5: the message as sent: a re-issue goes under its new id. */
+function onTheWire(context: PostStreamContext): JSONRPCMessage | JSONRPCMessage[] {
+  const { message, reissueAs } = context;
+  return reissueAs === undefined || Array.isArray(message) ? message : { ...message, id: reissueAs };
+}
+
+/** E5: a re-issue's answer goes to the caller under the caller's own id. */
+function asCallersAnswer(context: PostStreamContext, response: JSONRPCResponse): JSONRPCResponse {
+  const { message, reissueAs } = context;
+  const id = Array.isArray(message) || !('id' in message) ? undefined : message.id;
+  if (reissueAs === undefined || typeof id === 'undefined' || id === null || response.id !== reissueAs) return response;
+  return { ...response, id };
 }
 
 /** What an invoked request resolved to, handed to a guard as typed params. */
@@ -130,6 +144,7 @@ const postStreamSetup = setup({
     adoptAnswer: assign((_, params: { result: PostResult }) => {
       const { result } = params;
       if (result.kind === 'json') return { responseSessionId: result.sessionId, response: result.response };
+      // (a re-issue's JSON answer is given the caller's id in `reportDone`)
       if (result.kind === 'sse') return { responseSessionId: result.sessionId, stream: result.stream };
       return { responseSessionId: result.sessionId };
     }),
@@ -173,7 +188,7 @@ const postStreamSetup = setup({
       origin: context.origin,
       attempts: context.attempts,
       message: context.message,
-      response: context.response,
+      response: context.response === undefined ? undefined : asCallersAnswer(context, context.response),
       sessionId: context.responseSessionId,
     })),
     reportFailed: sendParent(({ context }): PostStreamReport => ({
@@ -208,7 +223,8 @@ export const postStreamMachine = postStreamSetup.createMachine({
     onResumptionToken: input.onResumptionToken,
     interrupted: input.interrupted,
     postId: self.id,
-    requestIds: requestIdsOf(input.message),
+    // E5: a re-issue is read and answered by its new id on the wire.
+    requestIds: input.reissueAs === undefined ? requestIdsOf(input.message) : [input.reissueAs],
     stream: undefined,
     response: undefined,
     responseSessionId: input.interrupted?.responseSessionId,
@@ -222,6 +238,7 @@ export const postStreamMachine = postStreamSetup.createMachine({
     offline: input.offline ?? false,
     modern: input.modern,
     headers: input.headers,
+    reissueAs: input.reissueAs,
   }),
   initial: 'starting',
   on: { 'network.offline': { actions: 'noteOffline' }, 'network.online': { actions: 'noteOnline' } },
@@ -243,7 +260,7 @@ export const postStreamMachine = postStreamSetup.createMachine({
       invoke: {
         src: 'postMessage',
         input: ({ context }) => ({
-          message: context.message,
+          message: onTheWire(context),
           requestIds: context.requestIds,
           endpoint: context.endpoint,
           sessionId: context.sessionId,
@@ -278,7 +295,7 @@ export const postStreamMachine = postStreamSetup.createMachine({
       on: {
         'stream.response': {
           target: 'done',
-          actions: assign({ response: ({ event }) => event.response }),
+          actions: assign({ response: ({ context, event }) => asCallersAnswer(context, event.response) }),
         },
         'stream.ended': [...onStreamEnded],
       },

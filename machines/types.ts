@@ -118,6 +118,11 @@ export interface ChartOptions {
   legacyFallback: boolean;
   /** An authProvider was given: 401 and 403 insufficient_scope lead to authorizing (A1, A2). */
   authorization: boolean;
+  /**
+   * E5: `'reads'`: in the 2026-07-28 era a read-only request whose stream was cut before its answer
+   * is sent once more under a new id, and its answer delivered under the caller's. Default: never.
+   */
+  reissue?: 'reads' | undefined;
   /** A2: how many step-ups (403 insufficient_scope) one message may go through. */
   maxStepUpRetries: number;
   /** Who waits before a reconnect: the chart's own timer when undefined. */

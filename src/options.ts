@@ -68,6 +68,12 @@ export interface StreamableHTTPClientTransportOptions {
    * (protocol 2024-11-05) instead: GET the URL, wait for its `endpoint` event, POST there. Default true.
    */
   legacyFallback?: boolean | undefined;
+  /**
+   * In the 2026-07-28 era, which has no resumption: `'reads'` sends a read-only request (`…/list`,
+   * `resources/read`, `prompts/get`, `completion/complete`) whose response stream was cut once more,
+   * under a new id, and answers the caller under its own. Default: the call fails at once.
+   */
+  reissue?: 'reads' | undefined;
   /** Treat lenient cases as errors, e.g. a `200` (rather than `202`) to a notification. Default false. */
   strict?: boolean | undefined;
   /** A stream that sends nothing, not even a keep-alive comment, for this many ms counts as dropped and is resumed. Default: off. */
@@ -114,6 +120,7 @@ export function resolveChartOptions(
     authorization: options.authProvider !== undefined,
     legacyFallback: options.legacyFallback ?? true,
     maxStepUpRetries: options.maxStepUpRetries ?? 1,
+    reissue: options.reissue,
     streamIdleTimeout: options.streamIdleTimeout,
     maxMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
     sessionId: restore?.sessionId ?? options.sessionId,

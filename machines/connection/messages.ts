@@ -19,6 +19,15 @@ export const FIRST_MODERN_VERSION = '2026-07-28';
 /** E9: JSON-RPC code of an unsupported protocol version (2026-07-28). */
 export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
 
+/** E5: requests that only read, and so may be sent again when their answer was lost. */
+const readOnly = new Set(['resources/read', 'prompts/get', 'server/discover', 'completion/complete']);
+
+/** E5: a read-only request (`…/list`, `resources/read`, `prompts/get`, `completion/complete`, `server/discover`). */
+export function isReadOnlyRequest(message: JSONRPCMessage | JSONRPCMessage[]): boolean {
+  const request = asRequest(message);
+  return request !== undefined && (request.method.endsWith('/list') || readOnly.has(request.method));
+}
+
 /** Revisions compare as dates: 2026-07-28 and later are the modern (sessionless) era. */
 export function isModernVersion(version: string | undefined): boolean {
   return version !== undefined && version >= FIRST_MODERN_VERSION;

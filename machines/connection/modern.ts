@@ -11,13 +11,15 @@
  */
 import { assertEvent, assign, emit, enqueueActions } from 'xstate';
 import { ModernOnlyServerError, ProtocolError, statusOf } from '../errors.js';
-import { actions, guards, networkRegion, otherAnswer, otherFailure, type ConnectionState } from './base.js';
+import { actions, freePostId, guards, isOffline, networkRegion, otherAnswer, otherFailure, type ConnectionState } from './base.js';
+import { requestIdsOf } from '../post-stream.js';
 import {
   asRequest,
   DISCOVER,
   envelopeVersion,
   INITIALIZE,
   isModernVersion,
+  isReadOnlyRequest,
   isRequest,
   probeRefusal,
   UNSUPPORTED_PROTOCOL_VERSION,
@@ -67,6 +69,9 @@ export const modernGuards = guards({
   },
   /** E9: initialize refused with -32022 by a server that offers only 2026-07-28 versions. */
   isModernOnlyRefusal: ({ event }) => modernOnlyVersions(event) !== undefined,
+  /** E5: the caller opted in (`reissue: 'reads'`) and the request whose stream was cut only reads. */
+  canReissue: ({ context, event }) =>
+    event.type === 'post.interrupted' && context.options.reissue === 'reads' && isReadOnlyRequest(event.message),
   /** E4: a 2026-07-28 answer carried a session ID: there are no sessions in this era. */
   carriesSessionId: ({ context, event }) =>
     event.type === 'post.done' && event.sessionId !== undefined && !context.sessionIdMismatchReported,
@@ -107,6 +112,34 @@ export const modernActions = actions({
     }
     enqueue.assign({ error });
   }),
+  /**
+   * E5: the request goes once more under a new id (a POST child that does not re-issue again);
+   * its answer, or its failure, reaches the caller under the caller's id.
+   */
+  reissue: assign(({ context, event, spawn, self }) => {
+    assertEvent(event, 'post.interrupted');
+    const posts = { ...context.posts };
+    const id = freePostId(posts);
+    const request = asRequest(event.message);
+    spawn('postStream', {
+      id,
+      input: {
+        message: event.message,
+        ticket: event.ticket,
+        origin: 'caller',
+        attempts: { auth: 0, stepUps: 0 },
+        sessionId: undefined,
+        protocolVersion: context.protocolVersion,
+        options: context.options,
+        offline: isOffline(self),
+        modern: true,
+        headers: event.headers,
+        reissueAs: request === undefined ? undefined : `${String(request.id)}:reissued`,
+      },
+    });
+    posts[id] = { ticket: event.ticket, requestIds: requestIdsOf(event.message), origin: 'caller' };
+    return { posts };
+  }),
   /** E4: one warning; the ID is never sent back. */
   ignoreSessionId: enqueueActions(({ enqueue }) => {
     enqueue.assign({ sessionIdMismatchReported: true });
@@ -145,6 +178,8 @@ export const modernState = {
       otherAnswer,
     ],
     'post.failed': [authorizeFrom('modern'), otherFailure],
+    // E5: opted in, a read-only call cut short goes once more; anything else fails at once (the root's handler).
+    'post.interrupted': { guard: 'canReissue', actions: 'reissue' },
     // E4: nothing to DELETE, nothing to terminate.
     close: '#connection.closing',
     'session.terminate': { actions: 'acknowledgeTerminate' },

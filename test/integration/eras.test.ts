@@ -204,6 +204,35 @@ describe('E5, E6: broken streams and cancellation', () => {
     expect(transport.actor.getSnapshot().matches('modern')).toBe(true);
   });
 
+  it("E5: with reissue: 'reads', a read-only request cut before its answer goes once more under a new id; the caller gets its answer under its own id; a call is not re-issued", async () => {
+    let cut = 0;
+    const server = await v2Server({
+      legacy: 'reject',
+      intercept: (req, res, body) => {
+        const method = typeof body === 'object' && body !== null && 'method' in body ? body.method : undefined;
+        const { name } = toolCallOf(body);
+        const cutThis = (method === 'tools/list' && cut === 0) || name === 'slow';
+        if (!cutThis) return false;
+        cut++;
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write('id: ev-1\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}\n\n');
+        setTimeout(() => res.destroy(), 30);
+        return true;
+      },
+    });
+    const transport = new StreamableHTTPClientTransport(server.url, { reissue: 'reads' });
+    const { client } = await connect(server, 'auto', transport);
+    const { tools } = await within(client.listTools(), 'the re-issued list');
+    expect(tools.map((tool) => tool.name)).toContain('echo');
+    const lists = server.requests.filter((r) => r.rpc === 'tools/list');
+    expect(lists).toHaveLength(2);
+    const [first, second] = lists.map((r) => (r.body as { id: unknown }).id);
+    expect(second).toBe(`${String(first)}:reissued`);
+    // A call is not a read: it fails at once, and is sent once.
+    await within(rejection(client.callTool({ name: 'slow', arguments: { ms: 1 } })), 'the cut call fails');
+    expect(toolCalls(server)).toHaveLength(1);
+  });
+
   it('E6: aborting a request closes its POST (the server sees it), POSTs nothing for it, and touches nothing else', async () => {
     const server = await v2Server({ legacy: 'reject' });
     const { client, transport, warnings } = await connect(server, 'auto');
