@@ -269,6 +269,18 @@ describe('E7: subscriptions/listen', () => {
     await until(() => !('listen-0' in transport.actor.getSnapshot().children), 'the listen child stopped');
   });
 
+  it('E7: a listen stream the server ends gracefully (its result) is told apart from a drop', async () => {
+    const server = await v2Server({ legacy: 'reject', keepAliveMs: 0 });
+    const { client, transport, warnings } = await connect(server, 'auto');
+    const subscription = await within(client.listen({ toolsListChanged: true }), 'the listen ack');
+    // The handler's close() ends its open listen streams with their result.
+    await server.handler.close();
+    const cause = await within(subscription.closed, 'the subscription learned of the graceful end');
+    expect(cause).toBe('graceful');
+    await until(() => !('listen-0' in transport.actor.getSnapshot().children), 'the listen child stopped');
+    expect(warnings).toEqual([]);
+  });
+
   it('E7: a dropped listen stream reaches the caller at once, told apart from a graceful end', async () => {
     const server = await v2Server({ legacy: 'reject', keepAliveMs: 0 });
     const { client, transport } = await connect(server, 'auto');
