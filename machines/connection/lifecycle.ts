@@ -21,8 +21,9 @@ function freshSession(context: ConnectionContext): ConnectionContext {
     era: restored?.era ?? context.era,
     discover: restored?.discover ?? context.discover,
     sessionId: context.options.sessionId,
-    // W1: a restored session goes on with its version, its stream's place, and its initialize (for F3).
-    ...versionFields(restored?.protocolVersion),
+    // W1: a restored session goes on with its version, its stream's place, and its initialize (for F3);
+    // E10: a restart in the 2026-07-28 era keeps the version it spoke (no handshake sets it again).
+    ...versionFields(restored?.protocolVersion ?? (context.era === 'modern' ? context.protocolVersion : undefined)),
     initializeRequest: restored?.initializeRequest,
     standaloneResumeFrom: restored?.standaloneLastEventId,
     sessionMissing: false,
@@ -76,6 +77,8 @@ export const everywhere = {
   close: '.closing',
   send: { actions: 'rejectSend' },
   'session.terminate': { actions: 'terminateNotNow' },
+  // E6: a request's requestSignal aborted: its POST child (or queued copy) stops, wherever the chart is.
+  'request.abort': { actions: 'abortRequest' },
   // A data-plane call's stream ended early: wherever the chart is, a POST child takes it over
   // (the chart ends data-plane calls on close and failure, so none reports after those).
   'post.interrupted': { actions: 'spawnInterrupted' },
