@@ -8,6 +8,11 @@
  * `npm test` runs the smallest subset of the shortest paths that still covers every state and
  * transition of the model; `npm run test:model` (MODEL_PATHS=simple) runs every path generated: all
  * the shortest paths and every simple path through the chart's states (see paths.ts).
+ *
+ * The 2026-07-28 branch (`connection.modern*`, E1-E10) has a model of its own (modern-model.ts,
+ * run by modern-executor.ts): the main model has exactly the chart's other states, the modern model
+ * exactly the `connection.modern*` ones (plus the few other states it enters and leaves by), and
+ * the coverage of the real chart counts the runs of both.
  */
 import { describe, expect, it } from 'vitest';
 import { connectionMachine } from '../../src/index.js';
@@ -17,6 +22,9 @@ import { Coverage, describeTransition, stateIdsOf, transitionsOf } from './cover
 import { connectionModel, modelConfigs } from './model.js';
 import { runPath } from './executor.js';
 import { describePath, generateShortestPaths, generateSimplePaths, selectCovering, type PathKind } from './paths.js';
+import { describeModernPath, generateModernPaths, modernConfigs, modernModel } from './modern-model.js';
+import { runModernPath } from './modern-executor.js';
+import { modernGuards } from '../../machines/connection/modern.js';
 import { runStreamPath } from './stream-executor.js';
 import { postModel, standaloneModel, streamConfigs } from './stream-models.js';
 import { describeStreamPath, generateStreamPaths, streamModelOf } from './stream-paths.js';
@@ -79,8 +87,12 @@ const modelUnreachable = new Set([
   'connection.open.standalone.active|get.404|4',
 ]);
 
+/** The 2026-07-28 branch's states: the modern model's, not the main model's. */
+const isModernState = (id: string) => id === 'connection.modern' || id.startsWith('connection.modern.');
+
 const realStates = stateIdsOf(connectionMachine);
 const modelStates = stateIdsOf(connectionModel);
+const modernStates = stateIdsOf(modernModel);
 const realTransitions = transitionsOf(connectionMachine);
 
 const started = performance.now();
@@ -94,6 +106,10 @@ const toRun = simple === undefined ? covering : [...shortest, ...simple.generate
 const streamGenerated = generateStreamPaths();
 const streamCovering = selectCovering(streamGenerated);
 const streamToRun = kind === 'simple' ? streamGenerated : streamCovering;
+// The modern branch's model (modern-model.ts): every shortest path in the long run, a covering subset by default.
+const modernGenerated = generateModernPaths();
+const modernCovering = selectCovering(modernGenerated);
+const modernToRun = kind === 'simple' ? modernGenerated : modernCovering;
 const generationMs = performance.now() - started;
 
 const modelCoverage = new Coverage('connection');
@@ -104,6 +120,8 @@ const realCoverage = new Coverage('connection');
 let ran = 0;
 let steps = 0;
 let streamRan = 0;
+let modernRan = 0;
+let modernSteps = 0;
 
 /** The stream models' states are the real machines' (the POST model adds `idle`: no POST stream actor). */
 const streamModels = [
@@ -114,8 +132,13 @@ const streamModels = [
 const streamModelUnreachable = new Set(['postStream.interrupted|always|0']);
 
 describe('connection chart, model-based', () => {
-  it('the model has exactly the states of the real chart (so it cannot drift silently)', () => {
-    expect([...modelStates].sort()).toEqual([...realStates].sort());
+  it('the models have exactly the states of the real chart (so they cannot drift silently)', () => {
+    // The main model: every state of the chart but the 2026-07-28 branch's.
+    expect([...modelStates].sort()).toEqual(realStates.filter((id) => !isModernState(id)).sort());
+    // The modern model: exactly the branch's states, and otherwise only states of the chart it enters and leaves by.
+    expect(modernStates.filter(isModernState).sort()).toEqual(realStates.filter(isModernState).sort());
+    expect(modernStates.filter((id) => !realStates.includes(id))).toEqual([]);
+    expect([...new Set([...modelStates, ...modernStates])].sort()).toEqual([...realStates].sort());
   });
 
   it('the paths generated from the model visit every state and take every transition of the model', () => {
@@ -179,6 +202,32 @@ describe('connection chart, model-based', () => {
     }
   });
 
+  it('the modern paths visit every state and take every transition of the modern model', () => {
+    const covered = new Coverage('connection');
+    for (const path of modernGenerated) covered.merge(path.coverage);
+    const all = transitionsOf(modernModel);
+    const missedStates = modernStates.filter((id) => !covered.states.has(id));
+    const missed = [...all.keys()].filter((key) => !covered.transitions.has(key));
+    console.log(
+      `modern model: ${modernConfigs.length} configurations (${modernConfigs.map((c) => c.name).join(', ')}); ` +
+        `${modernGenerated.length} shortest paths (${modernCovering.length} of them cover the model); ` +
+        `${modernToRun.length} paths to run (${modernToRun.reduce((n, p) => n + p.path.steps.length - 1, 0)} steps); ` +
+        `${modernStates.length - missedStates.length}/${modernStates.length} states, transitions ${all.size - missed.length}/${all.size}`,
+    );
+    expect(missedStates).toEqual([]);
+    expect(missed.map((key) => describeTransition(all.get(key)!))).toEqual([]);
+  });
+
+  describe(`${modernToRun.length} paths of the 2026-07-28 branch, run against the real transport and a scripted server`, () => {
+    for (const path of modernToRun) {
+      it(describeModernPath(path), async () => {
+        await runModernPath(path.model, path.path, path.config, realCoverage);
+        modernRan++;
+        modernSteps += path.path.steps.length - 1;
+      });
+    }
+  });
+
   it('the runs visited every state of the real chart and took every transition the world can cause', () => {
     const missedStates = realStates.filter((id) => !realCoverage.states.has(id));
     const missedTransitions = [...realTransitions.keys()].filter((key) => !realCoverage.transitions.has(key) && !(key in unreachable));
@@ -198,8 +247,20 @@ describe('connection chart, model-based', () => {
         .map((key) => describeTransition(realTransitions.get(key)!))
         .join('\n  ')}`,
     );
+    // In the branch, into it, or guarded by one of its guards (the era probe's answers while connecting).
+    const modernGuard = new RegExp(`\\[(${Object.keys(modernGuards).join('|')})\\]`);
+    const modernTransitions = [...realTransitions.keys()].filter((key) => {
+      const described = describeTransition(realTransitions.get(key)!);
+      return isModernState(key.split('|')[0]!) || described.endsWith('--> connection.modern') || modernGuard.test(described);
+    });
+    console.log(
+      `real chart, 2026-07-28 branch: ${modernRan} paths, ${modernSteps} steps; transitions in or into it ` +
+        `${modernTransitions.filter((key) => realCoverage.transitions.has(key)).length}/${modernTransitions.length} ` +
+        `(${modernTransitions.filter((key) => !realCoverage.transitions.has(key)).join(', ') || 'none missed'}); `,
+    );
     expect(ran, 'every path ran to its end (this test reads what they covered)').toBe(toRun.length);
     expect(streamRan, 'every stream path ran to its end').toBe(streamToRun.length);
+    expect(modernRan, 'every modern path ran to its end').toBe(modernToRun.length);
     expect(missedStates).toEqual([]);
     expect(missedTransitions.map((key) => describeTransition(realTransitions.get(key)!))).toEqual([]);
     expect(unexpectedlyTaken).toEqual([]);

@@ -1,0 +1,536 @@
+/**
+ * An abstract model of the connection chart's 2026-07-28 branch (machines/connection/modern.ts,
+ * E1-E10), for model-based testing beside the main model (model.ts), which covers every other
+ * state: exactly the real chart's `connection.modern*` states (same ids), plus the few states of
+ * the rest of the chart the branch is entered from and left to (idle, connecting, authorizing,
+ * closing, closed, failed; also real ids). No `invoke`, no `after`; driven by what the world does:
+ *
+ * - the caller (the v2 SDK Client, played by hand): start(), the era probe (`server/discover` in
+ *   the 2026-07-28 envelope), a 2025-era initialize, setProtocolVersion('2026-07-28'), a call, a
+ *   `subscriptions/listen`, a cancellation of the call, aborting the listen's requestSignal,
+ *   terminateSession(), close();
+ * - the host: its network signal (W2);
+ * - the server: its answers to the probe (a result; a 400 with a JSON-RPC -32022 body; a plain
+ *   400), to the initialize (-32022 naming only modern versions: E9), to a call (JSON, JSON with a
+ *   session ID, an event stream then its response or its cut, 404 with -32601, 500, 401), to the
+ *   listen (a stream, its graceful end, its drop), to a cancellation (202), and to the token
+ *   request of an authorization (a token; a refusal that needs the user; a refusal the host's
+ *   provider cannot redirect for).
+ *
+ * The context is what the world can see: the requests the server holds, the requests whose
+ * caller still waits for an answer, what the chart keeps (the probe's answer, the one warning of
+ * E4). The executor (modern-executor.ts) runs every path against the real transport and the
+ * puppet server, comparing the chart's state, the held requests and the waiting callers after
+ * every step.
+ */
+import { assign, createActor, setup } from 'xstate';
+import { createTestModel, type StatePath, type TestParam } from 'xstate/graph';
+import { Coverage } from './coverage.js';
+
+export type ModernEventType =
+  // the caller
+  | 'start'
+  | 'probe'
+  | 'init'
+  | 'setModern'
+  | 'call'
+  | 'listen'
+  | 'listen.abort'
+  | 'call.abort'
+  | 'cancel'
+  | 'terminate'
+  | 'close'
+  // the host
+  | 'net.offline'
+  | 'net.online'
+  // the server
+  | 'probe.result'
+  | 'probe.rpcError'
+  | 'probe.400'
+  | 'init.modernOnly'
+  | 'call.json'
+  | 'call.session'
+  | 'call.sse'
+  | 'call.404'
+  | 'call.500'
+  | 'call.401'
+  | 'stream.response'
+  | 'stream.cut'
+  | 'listen.open'
+  | 'listen.end'
+  | 'listen.drop'
+  | 'note.202'
+  | 'token.ok'
+  | 'token.500'
+  | 'token.fatal';
+
+export type ModernEvent = { type: ModernEventType };
+
+/** A request the server holds: waiting for its answer, or answered with an event stream kept open. */
+export type HeldKind = 'probe' | 'init' | 'call' | 'callStream' | 'listen' | 'listenStream' | 'note' | 'token';
+/** A request whose caller still waits for its answer (a response, an error response, or a rejected send()). */
+export type Waiting = 'probe' | 'init' | 'call' | 'listen';
+
+export interface ModernConfig {
+  name: string;
+  /** An authProvider is given (a 401 to a call authorizes). */
+  auth: boolean;
+  /** The transport is made from a saved 2026-07-28 state (E10): the era and the probe's answer are known. */
+  restored: boolean;
+  /** E5: `reissue: 'reads'`, and the call is a read (`tools/list`): a cut stream sends it once more. */
+  reissue?: boolean;
+  events: readonly ModernEventType[];
+}
+
+export interface ModernContext {
+  config: ModernConfig;
+  held: HeldKind[];
+  waiting: Waiting[];
+  /** The chart keeps the server's answer to the probe (E10). */
+  discover: boolean;
+  /** E4: answers that carried a session ID (capped at 2): the first gives the one warning, later ones none. */
+  warned: 0 | 1 | 2;
+  offline: boolean;
+  /** The call goes through a POST child of the chart (re-sent after an authorization), not the data plane. */
+  charted: boolean;
+  /** One authorization per path. */
+  authDone: boolean;
+  /** E5: the call in flight is already the re-issue (it is not re-issued again). */
+  reissued: boolean;
+  /** The chart knows the era is 2026-07-28 (it was in `modern`, or the state was restored): a start goes straight there. */
+  era: boolean;
+  /**
+   * The Client told the version since the last start (or it was restored). Not compared with anything: it
+   * tells apart the worlds before and after a restart that went straight to `modern`, so paths reach both.
+   */
+  told: boolean;
+}
+
+const add = <T extends string>(list: readonly T[], item: T): T[] => [...list, item].sort();
+const without = <T extends string>(list: readonly T[], ...items: T[]): T[] => list.filter((item) => !items.includes(item));
+const has = <T extends string>(list: readonly T[], item: T) => list.includes(item);
+
+type Ctx = { context: ModernContext };
+
+export const modernModel = setup({
+  types: { context: {} as ModernContext, events: {} as ModernEvent, input: {} as ModernConfig },
+  guards: {
+    knowsEra: ({ context }: Ctx) => context.era,
+    isOffline: ({ context }: Ctx) => context.offline,
+    knowsDiscover: ({ context }: Ctx) => context.discover,
+    charted: ({ context }: Ctx) => context.charted,
+    warned: ({ context }: Ctx) => context.warned > 0,
+    authorizes: ({ context }: Ctx) => context.config.auth && !context.authDone,
+    reissues: ({ context }: Ctx) => context.config.reissue === true && !context.reissued,
+  },
+  actions: {
+    sendProbe: assign(({ context }: Ctx) => ({ held: add(context.held, 'probe'), waiting: add(context.waiting, 'probe') })),
+    /** The probe is answered (its result, or its error): it waits no more. */
+    probeAnswered: assign(({ context }: Ctx) => ({ held: without(context.held, 'probe'), waiting: without(context.waiting, 'probe') })),
+    keepDiscover: assign({ discover: true }),
+    /** F2: a start begins afresh (the E4 warning may come again); the era and the probe's answer are kept (E10). */
+    startFresh: assign(({ context }) => ({ warned: 0 as const, told: context.config.restored })),
+    /** The world sees this in the caller's answer, not in the context. */
+    answeredFromBefore: () => undefined,
+    acknowledged: () => undefined,
+    sendCall: assign(({ context }: Ctx) => ({
+      held: add(context.held, 'call'),
+      waiting: add(context.waiting, 'call'),
+      charted: false,
+      reissued: false,
+    })),
+    /** E5: the cut read goes once more, under a new id; its caller still waits. */
+    reissueCall: assign(({ context }: Ctx) => ({ held: add(without(context.held, 'callStream'), 'call'), reissued: true })),
+    callAnswered: assign(({ context }: Ctx) => ({
+      held: without(context.held, 'call', 'callStream'),
+      waiting: without(context.waiting, 'call'),
+      charted: false,
+    })),
+    callStreams: assign(({ context }: Ctx) => ({ held: add(without(context.held, 'call'), 'callStream') })),
+    listenAnswered: assign(({ context }: Ctx) => ({
+      held: without(context.held, 'listen', 'listenStream'),
+      waiting: without(context.waiting, 'listen'),
+    })),
+    /** stopEverything(answer: false): every request stops; a caller whose send() resolved hears nothing (the Client's onclose). */
+    stopEverything: assign({ held: [], waiting: [], charted: false }),
+  },
+}).createMachine({
+  id: 'connection',
+  context: ({ input }) => ({
+    config: input,
+    held: [],
+    waiting: [],
+    discover: input.restored,
+    warned: 0,
+    offline: false,
+    charted: false,
+    authDone: false,
+    reissued: false,
+    era: input.restored,
+    told: input.restored,
+  }),
+  initial: 'idle',
+  on: {
+    close: '.closing',
+  },
+  states: {
+    idle: {
+      on: {
+        start: [
+          { guard: 'knowsEra', target: 'modern', actions: 'startFresh' },
+          { target: 'connecting', actions: 'startFresh' },
+        ],
+      },
+    },
+    connecting: {
+      on: {
+        probe: { actions: 'sendProbe' },
+        init: { actions: assign(({ context }) => ({ held: add(context.held, 'init'), waiting: add(context.waiting, 'init') })) },
+        setModern: { target: 'modern', actions: assign({ told: true }) },
+        // E9: initialize refused with -32022 naming only 2026-07-28: the caller hears why, the transport fails.
+        'init.modernOnly': {
+          target: 'failed',
+          actions: assign(({ context }) => ({ held: without(context.held, 'init'), waiting: without(context.waiting, 'init') })),
+        },
+        'probe.result': { actions: ['probeAnswered', 'keepDiscover'] },
+        // A 4xx with the probe's own JSON-RPC error is that error (post.done); a plain 4xx is answered as one (E8).
+        'probe.rpcError': { actions: 'probeAnswered' },
+        'probe.400': { actions: 'probeAnswered' },
+      },
+    },
+    modern: {
+      type: 'parallel',
+      entry: assign({ era: true }),
+      on: {
+        probe: [
+          // E10: answered from before, under the probe's own id: nothing is POSTed.
+          { guard: 'knowsDiscover', actions: 'answeredFromBefore' },
+          { actions: 'sendProbe' },
+        ],
+        call: { actions: 'sendCall' },
+        listen: { actions: assign(({ context }) => ({ held: add(context.held, 'listen'), waiting: add(context.waiting, 'listen') })) },
+        // E6: the caller gave up the listen: its POST stops, nothing answers it.
+        'listen.abort': {
+          actions: assign(({ context }) => ({
+            held: without(context.held, 'listen', 'listenStream'),
+            waiting: without(context.waiting, 'listen'),
+          })),
+        },
+        // E6: the caller gave up the call on the data plane: the facade stops its POST; the chart hears nothing.
+        'call.abort': {
+          actions: assign(({ context }) => ({
+            held: without(context.held, 'call', 'callStream'),
+            waiting: without(context.waiting, 'call'),
+          })),
+        },
+        // R8: the cancelled call stops; the cancellation is POSTed.
+        cancel: {
+          actions: assign(({ context }) => ({
+            held: add(without(context.held, 'call', 'callStream'), 'note'),
+            waiting: without(context.waiting, 'call'),
+            charted: false,
+          })),
+        },
+        // E4: nothing to terminate: acknowledged at once
+        terminate: { actions: 'acknowledged' },
+        'probe.result': { actions: ['probeAnswered', 'keepDiscover'] },
+        'probe.rpcError': { actions: 'probeAnswered' },
+        'probe.400': { actions: 'probeAnswered' },
+        // A happy answer on the data plane never reaches the chart; on a POST child it is post.done.
+        'call.json': [{ guard: 'charted', actions: 'callAnswered' }, { actions: 'callAnswered' }],
+        // E4: a session ID in this era: one warning, never sent back.
+        'call.session': [
+          { guard: 'warned', actions: ['callAnswered', assign({ warned: 2 })] },
+          { actions: ['callAnswered', assign({ warned: 1 })] },
+        ],
+        'call.sse': { actions: 'callStreams' },
+        'stream.response': { actions: 'callAnswered' },
+        // E5: no resumption in this era: the call fails at once, unless it is a read the caller lets go again, once.
+        'stream.cut': [{ guard: 'reissues', actions: 'reissueCall' }, { actions: 'callAnswered' }],
+        // E8: a 404 with the call's own -32601 error is that error.
+        'call.404': { actions: 'callAnswered' },
+        'call.500': { actions: 'callAnswered' },
+        // A1: offered only where the path authorizes (elsewhere a 401 is a failure like call.500's)
+        'call.401': {
+          guard: 'authorizes',
+          target: 'authorizing',
+          actions: assign(({ context }) => ({ held: add(without(context.held, 'call'), 'token'), charted: false })),
+        },
+        'listen.open': { actions: assign(({ context }) => ({ held: add(without(context.held, 'listen'), 'listenStream') })) },
+        'listen.end': { actions: 'listenAnswered' },
+        'listen.drop': { actions: 'listenAnswered' },
+        'note.202': { actions: assign(({ context }) => ({ held: without(context.held, 'note') })) },
+      },
+      states: {
+        calls: { initial: 'open', states: { open: {} } },
+        network: {
+          initial: 'online',
+          states: {
+            online: {
+              // W2: the host's signal is watched from entry: a transport (re)started offline is offline at once
+              always: { guard: 'isOffline', target: 'offline' },
+              on: { 'net.offline': { target: 'offline', actions: assign({ offline: true }) } },
+            },
+            offline: { on: { 'net.online': { target: 'online', actions: assign({ offline: false }) } } },
+          },
+        },
+      },
+    },
+    authorizing: {
+      exit: assign(({ context }) => ({ held: without(context.held, 'token'), authDone: true })),
+      on: {
+        // flushQueue: the call goes again, on a POST child
+        'token.ok': { target: 'modern', actions: assign(({ context }) => ({ held: add(context.held, 'call'), charted: true })) },
+        // needsUserInModernEra: the call that met the 401 fails; the era goes on
+        'token.500': { target: 'modern', actions: assign(({ context }) => ({ waiting: without(context.waiting, 'call') })) },
+        // the flow failed otherwise: failQueued, then failed (stopEverything answers the rest)
+        'token.fatal': { target: 'failed' },
+      },
+    },
+    closing: {
+      entry: 'stopEverything',
+      initial: 'choosing',
+      // no session in this era: nothing to DELETE
+      states: { choosing: { always: '#connection.closed' } },
+    },
+    closed: {
+      on: {
+        start: [
+          { guard: 'knowsEra', target: 'modern', actions: 'startFresh' },
+          { target: 'connecting', actions: 'startFresh' },
+        ],
+      },
+    },
+    failed: {
+      // stopEverything(answer: true): every waiting caller is answered
+      entry: 'stopEverything',
+      on: {
+        start: [
+          { guard: 'knowsEra', target: 'modern', actions: 'startFresh' },
+          { target: 'connecting', actions: 'startFresh' },
+        ],
+      },
+    },
+  },
+});
+
+// ------------------------------------------------------------------------------------------------
+// Which world events can happen
+
+export type ModernSnapshot = ReturnType<typeof modernModel.transition>;
+
+const serverHolds: Partial<Record<ModernEventType, HeldKind>> = {
+  'probe.result': 'probe',
+  'probe.rpcError': 'probe',
+  'probe.400': 'probe',
+  'init.modernOnly': 'init',
+  'call.json': 'call',
+  'call.session': 'call',
+  'call.sse': 'call',
+  'call.404': 'call',
+  'call.500': 'call',
+  'call.401': 'call',
+  'stream.response': 'callStream',
+  'stream.cut': 'callStream',
+  'listen.open': 'listen',
+  'listen.end': 'listenStream',
+  'listen.drop': 'listenStream',
+  'note.202': 'note',
+  'token.ok': 'token',
+  'token.500': 'token',
+  'token.fatal': 'token',
+};
+
+const running = (snapshot: ModernSnapshot) => snapshot.matches('connecting') || snapshot.matches('modern');
+
+/**
+ * Whether the world can do `event` now: the server answers only what it holds; the caller sends
+ * while the transport runs and the network is up (offline, the facade refuses a send at once and
+ * the chart hears nothing), one request of each kind at a time.
+ */
+export function isModernEventApplicable(snapshot: ModernSnapshot, event: ModernEvent): boolean {
+  const context = snapshot.context;
+  if (!context.config.events.includes(event.type)) return false;
+  const held = serverHolds[event.type];
+  if (held !== undefined) {
+    // a 401 only where the path authorizes (one authorization per path); elsewhere the call's answer is a 500
+    if (event.type === 'call.401' && (!context.config.auth || context.authDone)) return false;
+    return has(context.held, held);
+  }
+  const idle = !context.offline && running(snapshot);
+  switch (event.type) {
+    case 'start':
+      return snapshot.matches('idle') || snapshot.matches('closed') || snapshot.matches('failed');
+    case 'probe':
+      return idle && !has(context.waiting, 'probe');
+    case 'init':
+      return idle && snapshot.matches('connecting') && !has(context.waiting, 'init');
+    case 'setModern':
+      return snapshot.matches('connecting');
+    case 'call':
+      return idle && snapshot.matches('modern') && !has(context.waiting, 'call') && !has(context.held, 'call');
+    case 'listen':
+      return idle && snapshot.matches('modern') && !has(context.waiting, 'listen');
+    case 'listen.abort':
+      return snapshot.matches('modern') && has(context.waiting, 'listen');
+    case 'call.abort':
+      // a call re-sent through the chart after an authorization is not offered (see knownModernBugs: the chart ignores request.abort)
+      return snapshot.matches('modern') && !context.charted && (has(context.held, 'call') || has(context.held, 'callStream'));
+    case 'cancel':
+      return (
+        idle &&
+        snapshot.matches('modern') &&
+        !context.charted &&
+        !has(context.held, 'note') &&
+        (has(context.held, 'call') || has(context.held, 'callStream'))
+      );
+    case 'terminate':
+      return snapshot.matches('modern');
+    case 'close':
+      return running(snapshot) || snapshot.matches('authorizing');
+    case 'net.offline':
+    case 'net.online':
+      return snapshot.matches('modern');
+    default:
+      return true;
+  }
+}
+
+/** Applicable, and something the model says happens. */
+export function isModernEventTaken(snapshot: ModernSnapshot, event: ModernEvent): boolean {
+  return isModernEventApplicable(snapshot, event) && snapshot.can(event);
+}
+
+export function modernCandidateEvents(snapshot: ModernSnapshot): ModernEvent[] {
+  return snapshot.context.config.events.map((type) => ({ type })).filter((event) => isModernEventTaken(snapshot, event));
+}
+
+/** A vertex: the state and the context, without the (constant) configuration. */
+export function serializeModernState(snapshot: ModernSnapshot): string {
+  const { config: _config, ...world } = snapshot.context;
+  return `${JSON.stringify(snapshot.value)} ${JSON.stringify(world)}`;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Configurations
+
+export const modernConfigs: readonly ModernConfig[] = [
+  {
+    name: 'negotiation',
+    auth: false,
+    restored: false,
+    events: ['start', 'probe', 'probe.result', 'probe.rpcError', 'probe.400', 'init', 'init.modernOnly', 'setModern', 'close'],
+  },
+  {
+    name: 'calls',
+    auth: false,
+    restored: false,
+    events: [
+      'start',
+      'setModern',
+      'call',
+      'call.json',
+      'call.session',
+      'call.sse',
+      'call.404',
+      'call.500',
+      'stream.response',
+      'stream.cut',
+      'cancel',
+      'call.abort',
+      'note.202',
+      'terminate',
+      'close',
+    ],
+  },
+  {
+    name: 'listen and network',
+    auth: false,
+    restored: false,
+    events: [
+      'start',
+      'setModern',
+      'listen',
+      'listen.open',
+      'listen.end',
+      'listen.drop',
+      'listen.abort',
+      'net.offline',
+      'net.online',
+      'close',
+    ],
+  },
+  {
+    name: 'auth',
+    auth: true,
+    restored: false,
+    events: ['start', 'setModern', 'call', 'call.401', 'call.json', 'token.ok', 'token.500', 'token.fatal', 'close'],
+  },
+  {
+    name: 'restart',
+    auth: false,
+    restored: false,
+    events: ['start', 'setModern', 'close', 'call', 'cancel', 'note.202'],
+  },
+  {
+    name: 'reissue',
+    auth: false,
+    restored: false,
+    reissue: true,
+    events: ['start', 'setModern', 'call', 'call.sse', 'call.json', 'stream.response', 'stream.cut', 'close'],
+  },
+  {
+    name: 'restored',
+    auth: false,
+    restored: true,
+    events: ['start', 'probe', 'probe.result', 'call', 'call.json', 'close'],
+  },
+];
+
+// ------------------------------------------------------------------------------------------------
+// Paths
+
+export interface ModernTestModel {
+  getShortestPaths(): StatePath<ModernSnapshot, ModernEvent>[];
+  testPath(path: StatePath<ModernSnapshot, ModernEvent>, params: TestParam<ModernSnapshot, ModernEvent>): Promise<unknown>;
+}
+
+export interface GeneratedModernPath {
+  config: ModernConfig;
+  model: ModernTestModel;
+  path: StatePath<ModernSnapshot, ModernEvent>;
+  coverage: Coverage;
+}
+
+const isInit = (event: { type: string }) => event.type === 'xstate.init';
+
+function modelCoverageOf(config: ModernConfig, path: StatePath<ModernSnapshot, ModernEvent>): Coverage {
+  const coverage = new Coverage('connection');
+  const actor = createActor(modernModel, { input: config, inspect: coverage.inspect });
+  actor.start();
+  coverage.addValue(actor.getSnapshot().value);
+  for (const step of path.steps) if (!isInit(step.event)) actor.send(step.event);
+  actor.stop();
+  return coverage;
+}
+
+/** Every shortest path of each configuration, each vertex keyed by the state, the context and the edge that led to it. */
+export function generateModernPaths(configs: readonly ModernConfig[] = modernConfigs): GeneratedModernPath[] {
+  const generated: GeneratedModernPath[] = [];
+  for (const config of configs) {
+    const model: ModernTestModel = createTestModel(modernModel, {
+      input: config,
+      events: (snapshot: ModernSnapshot) => modernCandidateEvents(snapshot),
+      filterEvents: (snapshot: ModernSnapshot, event: ModernEvent) => isModernEventTaken(snapshot, event),
+      serializeState: (snapshot: ModernSnapshot, event: ModernEvent | undefined, previous: ModernSnapshot | undefined) =>
+        serializeModernState(snapshot) + (event !== undefined ? ` via ${event.type} from ${JSON.stringify(previous?.value)}` : ''),
+    });
+    for (const path of model.getShortestPaths()) generated.push({ config, model, path, coverage: modelCoverageOf(config, path) });
+  }
+  return generated;
+}
+
+export function describeModernPath(generated: GeneratedModernPath): string {
+  const events = generated.path.steps.filter(({ event }) => !isInit(event)).map(({ event }) => event.type);
+  return `[modern: ${generated.config.name}] ${events.join(' → ') || '(initial state)'}`;
+}
