@@ -31,11 +31,23 @@ export interface TransportIo {
 /** The system id of a transport's connection actor, where the actors find their transport's I/O. */
 export const connectionSystemId = 'connection';
 
-/** The I/O of the transport this actor runs in (each transport is its own actor system). */
-function ioOf(system: { get(systemId: string): unknown }): TransportIo {
-  const root = system.get(connectionSystemId) as { getSnapshot(): { context: { io: unknown } } } | undefined;
-  if (root === undefined) throw new Error(`the connection actor must be created with systemId '${connectionSystemId}'`);
-  return root.getSnapshot().context.io as TransportIo;
+/**
+ * X3: each transport's I/O, by its actor system (one per transport). It is not chart context: the
+ * HTTP client holds the caller's headers (an Authorization among them) and the token source, and
+ * nothing of that may reach an inspector; the chart knows only that credentials exist.
+ */
+const ioBySystem = new WeakMap<object, TransportIo>();
+
+/** Gives the actors of `system` their transport's I/O (before the root actor starts). */
+export function attachIo(system: object, io: TransportIo): void {
+  ioBySystem.set(system, io);
+}
+
+/** The I/O of the transport this actor runs in. */
+function ioOf(system: object): TransportIo {
+  const io = ioBySystem.get(system);
+  if (io === undefined) throw new Error('no transport I/O for this actor system: attachIo(actor.system, io) before start()');
+  return io;
 }
 
 /** A GET stream of this session (a resume or the standalone stream); its spec is one literal, not a spread of the input. */

@@ -1,5 +1,6 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import { fingerprint } from '../machines/connection/index.js';
+import { redact } from './inspection.js';
 import { transportChartVersion } from './view/chart-model.js';
 import { packageVersion } from './view/version.js';
 
@@ -38,46 +39,8 @@ export function recordingHeader(now: () => number = Date.now): JsonlRecord {
   return { t: now(), kind: 'header', actor: '', format: recordingFormat, package: packageVersion, chart: transportChartVersion() };
 }
 
-const sessionHeader = /mcp-session-id/i;
-
-/** A copy safe to write down: no functions, no I/O handles, session IDs fingerprinted, bearer tokens removed. */
-function redact(value: unknown, level: RecorderOptions['level'], depth = 0): unknown {
-  if (depth > 6) return '…';
-  if (typeof value === 'string') return value.replace(/Bearer\s+[^\s"]+/gi, 'Bearer ‹redacted›');
-  if (typeof value !== 'object' || value === null) return typeof value === 'function' ? undefined : value;
-  if (Array.isArray(value)) return value.slice(0, 50).map((item) => redact(item, level, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
-    if (typeof item === 'function') continue;
-    if (key === 'sessionId' || key === 'expiredSessionId' || sessionHeader.test(key)) {
-      out[key] = typeof item === 'string' ? fingerprint(item) : item;
-    } else if (key === 'ticket' || key === 'sink' || key === 'stream' || key === 'options' || key === 'queue' || key === 'seenIds') {
-      continue;
-    } else if (key === 'message' || key === 'response' || key === 'initializeRequest') {
-      out[key] = level === 'messages' ? redact(item, level, depth + 1) : summarize(item);
-    } else if (key === 'authorization' || key === 'access_token' || key === 'refresh_token' || key === 'tokens') {
-      out[key] = '‹redacted›';
-    } else {
-      out[key] = redact(item, level, depth + 1);
-    }
-  }
-  return out;
-}
-
-/** A message as its method and id only. */
-function summarize(message: unknown): unknown {
-  if (Array.isArray(message)) return message.map(summarize);
-  if (typeof message !== 'object' || message === null) return undefined;
-  const m = message as { method?: unknown; id?: unknown; error?: unknown };
-  return {
-    ...(typeof m.method === 'string' ? { method: m.method } : {}),
-    ...(m.id !== undefined ? { id: m.id } : {}),
-    ...(m.error !== undefined ? { error: true } : {}),
-  };
-}
-
 function errorSummary(error: unknown): unknown {
-  return error instanceof Error ? { name: error.name, message: redact(error.message, 'lifecycle') } : undefined;
+  return error instanceof Error ? { name: error.name, message: redact(error.message) } : undefined;
 }
 
 /** An actor's id (`post-3`, `standalone`), else its system session id. */
@@ -108,7 +71,7 @@ export function toRecord(event: InspectionEvent, options: RecorderOptions = {}):
       if (typeof params !== 'object' || params === null) return undefined;
       if (type === 'xstate.emit' && 'event' in params) {
         const { type: emitted, ...payload } = params.event as { type: string } & Record<string, unknown>;
-        const details = redact(payload, options.level) as Record<string, unknown>;
+        const details = redact(payload, options.level === 'messages') as Record<string, unknown>;
         if ('error' in payload) details.error = errorSummary(payload.error);
         return { t, kind: 'emit', actor, event: emitted, ...(Object.keys(details).length > 0 ? { details } : {}) };
       }
@@ -120,7 +83,7 @@ export function toRecord(event: InspectionEvent, options: RecorderOptions = {}):
     }
     case '@xstate.event': {
       const { type, ...payload } = event.event as { type: string } & Record<string, unknown>;
-      const details = redact(payload, options.level) as Record<string, unknown>;
+      const details = redact(payload, options.level === 'messages') as Record<string, unknown>;
       if ('error' in payload) details.error = errorSummary(payload.error);
       return {
         t,

@@ -1,4 +1,4 @@
-import type { InspectionEvent, Observer } from 'xstate';
+import type { InspectOption } from './inspection.js';
 import type { ChartOptions, ReconnectionOptions, ReconnectionScheduler, RestoredSession } from '../machines/types.js';
 import { defaultReconnection } from '../machines/backoff.js';
 import type { FetchLike, TokenSource } from './http/client.js';
@@ -92,8 +92,12 @@ export interface StreamableHTTPClientTransportOptions {
   network?: NetworkSignal | false | undefined;
   /** With the older HTTP+SSE transport: the longest wait for the server's `endpoint` event before connecting fails, in ms. Default 10,000. */
   legacyEndpointTimeout?: number | undefined;
-  /** An XState inspection observer, e.g. `createBrowserInspector().inspect` from `@statelyai/inspect`, or `createJsonlRecorder(…)`. */
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined;
+  /**
+   * An XState inspection observer (`createJsonlRecorder(…)`, an inspector of `@statelyai/inspect`),
+   * or `{ observer, bodies: true }` to let it see message bodies. X3: it is handed redacted events
+   * only: session IDs as fingerprints, no credential, messages as method and id unless `bodies`.
+   */
+  inspect?: InspectOption | undefined;
 }
 
 export function resolveChartOptions(

@@ -16,7 +16,8 @@ import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/types.js';
 import { InvalidMessageError, McpTransportError, OfflineError, StreamEndedError, TransportFailedError } from '../machines/errors.js';
 import { resumePoint } from '../machines/standalone-stream.js';
-import { connectionSystemId, ioActors, type TransportIo } from './actors.js';
+import { attachIo, connectionSystemId, ioActors, type TransportIo } from './actors.js';
+import { redactingObserver } from './inspection.js';
 import { chooseSender, HttpClient } from './http/client.js';
 import { baseHeaders, perRequestHeaders } from './http/headers.js';
 import { resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
@@ -167,9 +168,14 @@ export class StreamableHTTPClientTransport {
     this.io = io;
     this.actor = createActor(providedConnectionMachine, {
       systemId: connectionSystemId,
-      input: { options: chartOptions, sink, io },
-      ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
+      input: { options: chartOptions, sink },
+      // X3: every observer, this one and any attached later with actor.system.inspect(), sees redacted events only.
+      ...(options.inspect === undefined ? {} : { inspect: redactingObserver(options.inspect) }),
     });
+    attachIo(this.actor.system, io);
+    const system = this.actor.system;
+    const inspectRaw = system.inspect.bind(system);
+    system.inspect = (observer) => inspectRaw(redactingObserver(observer));
     // One listener for everything the chart emits (a Set and a bound handler per event type would
     // cost about 1 KiB per transport): what `onerror` and `onclose` hear.
     this.actor.on('*', (event) => {

@@ -51,7 +51,6 @@ export const connectionMachine = connectionSetup
     context: ({ input }) => ({
       options: input.options,
       sink: input.sink,
-      io: input.io,
       era: undefined,
       discover: undefined,
       sessionId: undefined,

@@ -16,8 +16,6 @@ import type { StandaloneStreamReport } from '../standalone-stream.js';
 export interface ConnectionInput {
   options: ChartOptions;
   sink: MessageSink;
-  /** The host's I/O, opaque to the chart: the provided actors find it here (one actor system per transport). */
-  io?: unknown;
 }
 
 export interface DeleteSessionInput {
