@@ -142,6 +142,8 @@ function resolveIn(from: string, name: string): string | undefined {
 }
 const wanted: Record<string, string> = {
   '@modelcontextprotocol/sdk': rootPackage.devDependencies['@modelcontextprotocol/sdk'] ?? '*',
+  // The README's quick start uses the v2 SDK Client (E2).
+  '@modelcontextprotocol/client': rootPackage.devDependencies['@modelcontextprotocol/client'] ?? '*',
   typescript: rootPackage.devDependencies.typescript ?? '*',
   '@types/node': rootPackage.devDependencies['@types/node'] ?? '*',
 };
