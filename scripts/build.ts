@@ -1,7 +1,7 @@
 // The package's builds: ESM in dist/ (with the CLI) and CommonJS in dist/cjs/, whose own
 // package.json tells Node and TypeScript that its .js and .d.ts files are CommonJS; and, for Node's
-// `import`, the ESM build bundled into a few files in dist/node/ (entries `.`, `./machines` and
-// `./testing` share chunks, so each class exists once): loading ~40 small modules cost a fresh
+// `import`, the ESM build bundled into a few files in dist/node/ (entries `.`, `./machines`,
+// `./testing` and `./devtools` share chunks, so each class exists once): loading ~40 small modules cost a fresh
 // process 25–70 ms more than one bundle (measured on the 2-core machine), which is cold start.
 // Dependencies stay external; the source maps chain back to src/*.ts.
 import { execFileSync } from 'node:child_process';
@@ -18,7 +18,7 @@ writeFileSync('dist/cjs/package.json', '{ "type": "commonjs" }\n');
 chmodSync('dist/src/cli/main.js', 0o755);
 
 await build({
-  entryPoints: ['dist/src/node.js', 'dist/machines/index.js', 'dist/src/testing.js'],
+  entryPoints: ['dist/src/node.js', 'dist/machines/index.js', 'dist/src/testing.js', 'dist/src/devtools.js'],
   outdir: 'dist/node',
   outbase: 'dist',
   bundle: true,

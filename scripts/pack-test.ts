@@ -214,11 +214,11 @@ try {
     [
       '--input-type=module',
       '-e',
-      "const t = await import('mcp-xstate-transport'); const m = await import('mcp-xstate-transport/machines'); const x = await import('mcp-xstate-transport/testing'); if (!import.meta.resolve('mcp-xstate-transport').includes('/dist/node/') || t.StreamableHTTPError !== m.StreamableHTTPError || typeof x.transportIn !== 'function') process.exit(1)",
+      "const t = await import('mcp-xstate-transport'); const m = await import('mcp-xstate-transport/machines'); const x = await import('mcp-xstate-transport/testing'); const d = await import('mcp-xstate-transport/devtools'); if (!import.meta.resolve('mcp-xstate-transport').includes('/dist/node/') || t.StreamableHTTPError !== m.StreamableHTTPError || typeof x.transportIn !== 'function' || typeof d.createJsonlRecorder !== 'function' || typeof d.inspectLive !== 'function') process.exit(1)",
     ],
     app,
   );
-  check("import of '.', './machines' and './testing' on Node: the bundle, one class each", importShared.ok, importShared.out);
+  check("import of '.', './machines', './testing' and './devtools' on Node: the bundle, one class each", importShared.ok, importShared.out);
 
   // 4. Types under nodenext (ESM and CommonJS files), node16 and bundler.
   const tsQuick = code;

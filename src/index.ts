@@ -1,7 +1,8 @@
 /**
  * The public API, and only it: the transport and its options, its error classes, the charts
- * (to inspect, or to `provide()` other actors), the recorder, and what a UI reads (W1-W3: the
- * saved state's check, a network signal, the badge's word, the next retry). Everything else is internal.
+ * (to inspect, or to `provide()` other actors), and what a UI reads (W1-W3: the saved state's
+ * check, a network signal, the badge's word, the next retry). The recorder, the chart view and
+ * live inspection are behind the devtools door (`./devtools`); everything else is internal.
  */
 export { StreamableHTTPClientTransport, type SendOptions } from './transport.js';
 export type { StreamableHTTPClientTransportOptions } from './options.js';
@@ -23,5 +24,4 @@ export type {
   RestoredSession,
 } from '../machines/types.js';
 export type { PlannedWait } from '../machines/backoff.js';
-export { createJsonlRecorder, toRecord, type JsonlRecord, type RecorderOptions } from './inspect.js';
-export { attachToView, viewInspector, type ViewBridge, type ViewBridgeOptions } from './view/bridge.js';
+export type { InspectOption, InspectOptions } from './inspection.js';

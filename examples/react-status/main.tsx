@@ -3,10 +3,10 @@ import { createRoot } from 'react-dom/client';
 import {
   parseSavedState,
   StreamableHTTPClientTransport,
-  viewInspector,
   type SavedTransportState,
   type StreamableHTTPClientTransportOptions,
 } from '../../src/index.js';
+import { viewInspector } from '../../src/devtools.js';
 import { App, type PageMemory } from './app.js';
 
 // The MCP endpoint comes from the page's address: ?server=http://127.0.0.1:3000/mcp

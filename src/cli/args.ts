@@ -8,6 +8,8 @@ export interface CliOptions {
   record: string | undefined;
   /** Serve the chart view on 127.0.0.1 and feed it this session live. */
   view: boolean;
+  /** U8: bridge the chart live to the Stately inspector on this port (`@statelyai/inspect`). */
+  inspect: number | undefined;
   json: boolean;
   /** The longest wait for one step (connect, a list, a call), in ms. */
   timeoutMs: number;
@@ -34,6 +36,8 @@ options:
   --record <file>      write the chart's lifecycle as JSON lines (session IDs and tokens redacted)
   --view               serve the chart view on 127.0.0.1 and show this session in it live
                        (with --watch, until Ctrl-C)
+  --inspect [port]     watch the chart live in the Stately inspector, through @statelyai/inspect's
+                       bridge on that port (default 8080; session IDs and tokens redacted)
   --json               print one JSON object per line on stdout, for scripts
   --timeout <seconds>  the longest wait for one step (default 30)
   -h, --help           this text
@@ -82,6 +86,7 @@ export function parseArgs(argv: string[]): Parsed {
     watch: false,
     record: undefined,
     view: false,
+    inspect: undefined,
     json: false,
     timeoutMs: 30_000,
   };
@@ -116,6 +121,14 @@ export function parseArgs(argv: string[]): Parsed {
       case '--view':
         options.view = true;
         break;
+      case '--inspect': {
+        // An optional port: the next argument when it is a number.
+        const next = argv[i + 1];
+        const port = next !== undefined && /^\d+$/.test(next) ? Number(argv[++i]) : 8080;
+        if (!(port > 0 && port < 65_536)) throw new UsageError('--inspect wants a port from 1 to 65535');
+        options.inspect = port;
+        break;
+      }
       case '--json':
         options.json = true;
         break;

@@ -2,6 +2,7 @@
  * `mcp-xstate-transport <url>`: connect, show the chart live, list what the server offers,
  * optionally call a tool or watch, and close with DELETE.
  */
+import type { InspectionEvent } from 'xstate';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createJsonlRecorder } from '../inspect.js';
@@ -9,6 +10,7 @@ import { connectionEra, StreamableHTTPClientTransport } from '../node.js';
 import type { CliOptions } from './args.js';
 import { watchChart } from './chart.js';
 import { attachToView } from '../view/bridge.js';
+import { inspectLive } from '../live.js';
 import { serveView } from '../view/server.js';
 import { classify, describeError, exitCodes, StepTimeoutError } from './failure.js';
 import { CliSession } from './session.js';
@@ -108,10 +110,20 @@ export async function connect(options: CliOptions): Promise<number> {
     record = createWriteStream(options.record);
     await once(record, 'open');
   }
+  const live = options.inspect === undefined ? undefined : await inspectLive({ port: options.inspect });
+  const recorder = record === undefined ? undefined : createJsonlRecorder((line) => record.write(`${line}\n`));
+  const observers = [recorder, live?.inspect].filter((o) => o !== undefined);
   const transport = new StreamableHTTPClientTransport(new URL(options.url), {
     requestInit: { headers: options.headers },
-    ...(record === undefined ? {} : { inspect: createJsonlRecorder((line) => record.write(`${line}\n`)) }),
+    ...(observers.length === 0
+      ? {}
+      : {
+          inspect: (event: InspectionEvent) => {
+            for (const observer of observers) observer.next?.(event);
+          },
+        }),
   });
+  if (live !== undefined) out.event('inspect', `Stately inspector at ${live.url} (session IDs and tokens redacted)`, { url: live.url });
   const view = options.view ? await serveView() : undefined;
   const bridge = view === undefined ? undefined : attachToView(transport, view.url);
   if (view !== undefined) out.event('view', `chart view at ${view.url.href}`, { url: view.url.href });
@@ -204,6 +216,7 @@ export async function connect(options: CliOptions): Promise<number> {
     }
     chart.stop();
     await bridge?.close();
+    live?.stop();
     await view?.close();
     if (record !== undefined) {
       record.end();

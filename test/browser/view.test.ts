@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import type { Locator, Page } from 'playwright-core';
 import { build, preview } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createJsonlRecorder, type JsonlRecord } from '../../src/index.js';
+import { createJsonlRecorder, type JsonlRecord } from '../../src/devtools.js';
 import { attachToView, serveView, type ViewServer } from '../../src/view/index.js';
 import { newClient, textOf } from '../support/harness.js';
 import { startCorsServer } from './cors-server.js';

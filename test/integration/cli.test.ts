@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, header, until } from '../support/harness.js';
 import { startServer, type TestServer } from '../support/mcp-server.js';
 import { startV2Server } from '../support/v2-server.js';
+import { createWebSocketReceiver } from '@statelyai/inspect';
 
 interface Run {
   code: number | null;
@@ -194,5 +195,33 @@ describe('the CLI against a 2026-07-28 server', () => {
     const result = await run([server.url.href]);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/era: streamable/);
+  });
+});
+
+describe('the CLI with --inspect', () => {
+  it('U8, U7: --inspect <port> bridges the session to the Stately inspector: a receiver on 127.0.0.1 sees the chart, redacted', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) =>
+      probe.close(() => {
+        resolve();
+      }),
+    );
+    const watching = cli([server.url.href, '--inspect', String(port), '--watch']);
+    await until(() => watching.output().includes('Stately inspector at') && watching.output().includes('watching'), 'the CLI bridged', 400);
+    const received: string[] = [];
+    createWebSocketReceiver({ server: `ws://127.0.0.1:${port}` }).subscribe((event: unknown) => received.push(JSON.stringify(event)));
+    await until(
+      () => received.some((line) => line.includes('"@xstate.actor"') && line.includes('"name":"connection"')),
+      'the chart arrived',
+      400,
+    );
+    watching.child.kill('SIGINT');
+    const result = await watching.done;
+    expect(result.code).toBe(0);
+    const sessionIds = [...new Set(server.requests.map((r) => header(r, 'mcp-session-id')).filter((id) => id !== undefined))];
+    expect(sessionIds.length).toBeGreaterThan(0);
+    for (const id of sessionIds) expect(received.filter((line) => line.includes(id))).toEqual([]);
   });
 });

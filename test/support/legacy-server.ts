@@ -82,4 +82,3 @@ export async function startLegacyServer(options: { endpointOrigin?: string; post
     },
   };
 }
-

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import * as api from '../../src/index.js';
 import * as nodeApi from '../../src/node.js';
+import * as devtools from '../../src/devtools.js';
 
 describe('the public API', () => {
-  it('U6, W1-W3, W5, E1, E9: src/index.ts exports the transport, its errors, the charts, the recorder, the UI helpers and the chart view bridge, and nothing internal', () => {
+  it('U6, W1-W3, E1, E9: src/index.ts exports the transport, its errors, the charts and the UI helpers, and nothing internal (devtools have their own door)', () => {
     expect(Object.keys(api).sort()).toEqual([
       'InvalidMessageError',
       'McpTransportError',
@@ -18,16 +19,23 @@ describe('the public API', () => {
       'StreamableHTTPError',
       'TransportClosedError',
       'TransportFailedError',
-      'attachToView',
       'connectionEra',
       'connectionMachine',
       'connectionStatus',
-      'createJsonlRecorder',
       'manualNetwork',
       'nextRetry',
       'parseSavedState',
       'postStreamMachine',
       'standaloneStreamMachine',
+    ]);
+  });
+
+  it('U4, U8, W5, X3: the devtools door exports the recorder, the chart view bridge, live inspection and the redaction', () => {
+    expect(Object.keys(devtools).sort()).toEqual([
+      'attachToView',
+      'createJsonlRecorder',
+      'inspectLive',
+      'redactInspectionEvent',
       'toRecord',
       'viewInspector',
     ]);
