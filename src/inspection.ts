@@ -142,12 +142,6 @@ export function redactInspectionEvent(
         event: redactEvent(event.event, bodies),
       };
     case '@xstate.snapshot':
-      return {
-        ...event,
-        actorRef,
-        event: redactEvent(event.event, bodies),
-        snapshot: redactSnapshot(event.snapshot, bodies) as typeof event.snapshot,
-      };
     case '@xstate.microstep':
       return {
         ...event,

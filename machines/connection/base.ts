@@ -6,7 +6,7 @@
 import { assertEvent, assign, emit, enqueueActions, fromCallback, fromPromise, setup, stopChild } from 'xstate';
 import type { ActionFunction, GuardPredicate, ParameterizedObject, StateNodeConfig } from 'xstate';
 import type { AuthChallenge } from '../types.js';
-import { postStreamMachine, requestIdsOf, type PostStreamInput } from '../post-stream.js';
+import { postStreamMachine, requestIdsOf, type DataPlaneReport, type PostStreamInput } from '../post-stream.js';
 import { standaloneStreamMachine } from '../standalone-stream.js';
 import { isSessionMissing, statusOf, StreamEndedError, TransportClosedError } from '../errors.js';
 import type {
@@ -227,6 +227,43 @@ export const networkRegion = {
 export const otherFailure = { actions: ['answerFailure', 'stopPost'] } as const;
 export const otherAnswer = { actions: ['deliverResponse', 'stopPost'] } as const;
 
+/**
+ * A data-plane call whose stream ended before its response, taken over by a POST child: to
+ * resume it (R1) or fail it (R2; E5 in the 2026-07-28 era), or, given `reissueAs`, to send it
+ * once more under that id (E5). The data plane accepted the call already.
+ */
+export function takeOverCall(
+  context: ConnectionContext,
+  event: DataPlaneReport,
+  spawn: (src: 'postStream', options: { id: `post-${number}`; input: PostStreamInput }) => unknown,
+  offline: boolean,
+  reissueAs: JSONRPCId | undefined,
+): Pick<ConnectionContext, 'posts'> {
+  const posts = { ...context.posts };
+  const id = freePostId(posts);
+  spawn('postStream', {
+    id,
+    input: {
+      message: event.message,
+      ticket: event.ticket,
+      origin: 'caller',
+      attempts: { auth: 0, stepUps: 0 },
+      sessionId: event.sessionId,
+      protocolVersion: event.protocolVersion,
+      options: context.options,
+      interrupted: reissueAs === undefined ? event.interrupted : undefined,
+      reissueAs,
+      // W2: a stream cut while the host is offline waits paused, spending no attempt.
+      offline,
+      // E5: in the 2026-07-28 era it is not resumed: the call fails at once.
+      modern: context.era === 'modern',
+      headers: event.headers,
+    },
+  });
+  posts[id] = { ticket: event.ticket, requestIds: requestIdsOf(event.message), origin: 'caller' };
+  return { posts };
+}
+
 /** Guards more than one concern asks. */
 export const sharedGuards = guards({
   isInitializeResult: ({ event }) =>
@@ -277,29 +314,7 @@ export const sharedActions = actions({
    */
   spawnInterrupted: assign(({ context, event, spawn, self }) => {
     assertEvent(event, 'post.interrupted');
-    const posts = { ...context.posts };
-    const id = freePostId(posts);
-    const attempts = { auth: 0, stepUps: 0 };
-    spawn('postStream', {
-      id,
-      input: {
-        message: event.message,
-        ticket: event.ticket,
-        origin: 'caller',
-        attempts,
-        sessionId: event.sessionId,
-        protocolVersion: event.protocolVersion,
-        options: context.options,
-        interrupted: event.interrupted,
-        // W2: a stream cut while the host is offline waits paused, spending no attempt.
-        offline: isOffline(self),
-        // E5: in the 2026-07-28 era it is not resumed: the call fails at once.
-        modern: context.era === 'modern',
-        headers: event.headers,
-      },
-    });
-    posts[id] = { ticket: event.ticket, requestIds: requestIdsOf(event.message), origin: 'caller' };
-    return { posts };
+    return takeOverCall(context, event, spawn, isOffline(self), undefined);
   }),
   /** A report's POST child is done: stop it now, since live children make every later spawn slower. */
   stopPost: enqueueActions(({ context, event, enqueue }) => {

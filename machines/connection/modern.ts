@@ -11,8 +11,7 @@
  */
 import { assertEvent, assign, emit, enqueueActions } from 'xstate';
 import { ModernOnlyServerError, ProtocolError, statusOf } from '../errors.js';
-import { actions, freePostId, guards, isOffline, networkRegion, otherAnswer, otherFailure, type ConnectionState } from './base.js';
-import { requestIdsOf } from '../post-stream.js';
+import { actions, guards, isOffline, networkRegion, otherAnswer, otherFailure, takeOverCall, type ConnectionState } from './base.js';
 import {
   asRequest,
   DISCOVER,
@@ -118,27 +117,8 @@ export const modernActions = actions({
    */
   reissue: assign(({ context, event, spawn, self }) => {
     assertEvent(event, 'post.interrupted');
-    const posts = { ...context.posts };
-    const id = freePostId(posts);
     const request = asRequest(event.message);
-    spawn('postStream', {
-      id,
-      input: {
-        message: event.message,
-        ticket: event.ticket,
-        origin: 'caller',
-        attempts: { auth: 0, stepUps: 0 },
-        sessionId: undefined,
-        protocolVersion: context.protocolVersion,
-        options: context.options,
-        offline: isOffline(self),
-        modern: true,
-        headers: event.headers,
-        reissueAs: request === undefined ? undefined : `${String(request.id)}:reissued`,
-      },
-    });
-    posts[id] = { ticket: event.ticket, requestIds: requestIdsOf(event.message), origin: 'caller' };
-    return { posts };
+    return takeOverCall(context, event, spawn, isOffline(self), request === undefined ? undefined : `${String(request.id)}:reissued`);
   }),
   /** E4: one warning; the ID is never sent back. */
   ignoreSessionId: enqueueActions(({ enqueue }) => {
