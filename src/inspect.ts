@@ -1,6 +1,5 @@
 import type { InspectionEvent, Observer } from 'xstate';
-import { fingerprint } from '../machines/connection/index.js';
-import { redact } from './inspection.js';
+import { redact, sessionFingerprint } from './inspection.js';
 import { transportChartVersion } from './view/chart-model.js';
 import { packageVersion } from './view/version.js';
 
@@ -114,7 +113,7 @@ export function toRecord(event: InspectionEvent, options: RecorderOptions = {}):
         // Which children are alive: a viewer drops a stream actor once its parent no longer holds it.
         children: Object.keys(snapshot.children ?? {}),
         ...(typeof context.attempt === 'number' ? { attempt: context.attempt } : {}),
-        ...('sessionId' in context ? { session: fingerprint(context.sessionId as string | undefined) } : {}),
+        ...('sessionId' in context ? { session: sessionFingerprint(context.sessionId as string | undefined) } : {}),
         ...('error' in context && context.error !== undefined ? { error: errorSummary(context.error) } : {}),
       };
     }

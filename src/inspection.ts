@@ -32,6 +32,14 @@ const handleKey = /^(ticket|sink|stream|seenIds|io|plane|onResumptionToken)$/;
 
 const redacted = '‹redacted›';
 
+/**
+ * A session ID as its fingerprint; one already made (an event redacted once, then recorded) is
+ * kept, so a recording of a redacted event names the same session as the transport's own events.
+ */
+export function sessionFingerprint(value: string | undefined): string | undefined {
+  return value !== undefined && /^#[0-9a-f]{8}$/.test(value) ? value : fingerprint(value);
+}
+
 /** A bearer token written into a string (an error message, a header value). */
 function scrub(text: string): string {
   return text.replace(/(Bearer|DPoP)\s+[^\s"',;]+/gi, `$1 ${redacted}`);
@@ -66,7 +74,7 @@ export function redact(value: unknown, bodies = false, depth = 0): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(value)) {
     if (typeof item === 'function' || handleKey.test(key)) continue;
-    if (sessionKey.test(key)) out[key] = typeof item === 'string' ? fingerprint(item) : redact(item, bodies, depth + 1);
+    if (sessionKey.test(key)) out[key] = typeof item === 'string' ? sessionFingerprint(item) : redact(item, bodies, depth + 1);
     // A flag that credentials exist (`options.authorization`) is no secret; their value is.
     else if (secretKey.test(key)) out[key] = typeof item === 'boolean' || item === undefined ? item : redacted;
     else if (endpointKey.test(key) && typeof item === 'string') out[key] = item.replace(/\?.*$/, `?${redacted}`);

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { createJsonlRecorder, type JsonlRecord } from '../../src/inspect.js';
+import { redactingObserver } from '../../src/inspection.js';
+import { fingerprint } from '../../machines/connection/index.js';
 import { chartOptions, fakeIo, flush, handshake, machineWith, recordingSink } from './fakes.js';
 
 const secretSession = 'session-SECRET-0123456789';
@@ -41,6 +43,21 @@ describe('JSONL recorder', () => {
       expect(text).not.toContain(secretSession);
       expect(text).toMatch(/"session":"#[0-9a-f]{8}"/);
     }
+  });
+
+  it('X1, X3: a recorder behind the redaction (as every observer of a transport is) names the session by the same fingerprint', async () => {
+    const lines: string[] = [];
+    const io = fakeIo();
+    const recorder = createJsonlRecorder((line) => lines.push(line), { now: () => 0 });
+    const actor = createActor(machineWith(io), {
+      input: { options: chartOptions(), sink: recordingSink() },
+      inspect: redactingObserver(recorder),
+    }).start();
+    await handshake(io, actor, { sessionId: secretSession, protocolVersion: undefined });
+    const text = lines.join('\n');
+    expect(text).not.toContain(secretSession);
+    expect(text).toContain(`"session":"${fingerprint(secretSession)}"`);
+    actor.stop();
   });
 
   it('X1: at the lifecycle level a message is only its method and id', async () => {
