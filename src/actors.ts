@@ -21,6 +21,8 @@ export interface TransportIo {
   network?: NetworkSignal | undefined;
   /** The SDK generation of the Client on top, as it has shown itself: whose OAuth flow to run (A1). */
   sdk?: SdkGeneration | undefined;
+  /** The v2 SDK's opt-out of the metadata issuer check, for its OAuth flow. */
+  skipIssuerMetadataValidation?: boolean | undefined;
   /**
    * The running `dataPlane` child's calls, for the facade to hand happy calls to: set while the
    * chart runs that actor (from start() until the connection closes or fails), else undefined.
@@ -93,6 +95,7 @@ export const ioActors = {
       challenge: input.challenge,
       fetch: io.http.authFetchFor(signal),
       sdk: io.sdk,
+      skipIssuerMetadataValidation: io.skipIssuerMetadataValidation,
     });
   }),
   readStream: fromCallback<StreamReaderCommand, ReadStreamInput>(({ input, sendBack, receive, system }) => {

@@ -47,6 +47,10 @@ export interface StreamableHTTPClientTransportOptions {
   reconnectionScheduler?: ReconnectionScheduler | undefined;
   /** Continue this existing session instead of initializing a new one. */
   sessionId?: string | undefined;
+  /** The protocol version a session continued with `sessionId` speaks (the v2 SDK's option): sent from the first request on. */
+  protocolVersion?: string | undefined;
+  /** With the v2 SDK's OAuth flow: skip the RFC 8414 `issuer` check of the metadata (the v2 SDK's option). Security-weakening. */
+  skipIssuerMetadataValidation?: boolean | undefined;
 
   /** Open the standalone GET stream (server-to-client messages outside any request) once the session is up. Default true. */
   standaloneStream?: boolean | undefined;
@@ -128,7 +132,12 @@ export function resolveChartOptions(
     streamIdleTimeout: options.streamIdleTimeout,
     maxMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
     sessionId: restore?.sessionId ?? options.sessionId,
-    restored: restore?.restored,
+    // A saved state wins; else the v2 SDK's `protocolVersion` option goes with a given session.
+    restored:
+      restore?.restored ??
+      (options.protocolVersion === undefined
+        ? undefined
+        : { protocolVersion: options.protocolVersion, standaloneLastEventId: undefined, initializeRequest: undefined }),
     reconnectionScheduler: options.reconnectionScheduler,
     random: Math.random,
     now: Date.now,

@@ -164,6 +164,7 @@ export class StreamableHTTPClientTransport {
       authProvider: options.authProvider,
       network,
       plane: undefined,
+      skipIssuerMetadataValidation: options.skipIssuerMetadataValidation,
     };
     this.io = io;
     this.actor = createActor(providedConnectionMachine, {
@@ -265,6 +266,7 @@ export class StreamableHTTPClientTransport {
       authorizationCode,
       iss: params === undefined ? iss : (params.get('iss') ?? undefined),
       sdk: this.io.sdk,
+      skipIssuerMetadataValidation: this.io.skipIssuerMetadataValidation,
     });
   }
 

@@ -24,6 +24,8 @@ interface SdkAuthModule {
       scope?: string;
       /** A2: ask again even though a refresh token exists (the union is wider than what was granted; v2 SDK only). */
       forceReauthorization?: boolean;
+      /** The v2 SDK's opt-out of the RFC 8414 issuer check. */
+      skipIssuerMetadataValidation?: boolean;
       resourceMetadataUrl?: URL;
       fetchFn?: FetchLike;
     },
@@ -87,6 +89,7 @@ export interface AuthorizeRequest {
   iss?: string | undefined;
   /** The Client on top, whose SDK's flow (and UnauthorizedError) is used. */
   sdk?: SdkGeneration | undefined;
+  skipIssuerMetadataValidation?: boolean | undefined;
 }
 
 /** What the provider was granted so far (`tokens().scope`), if it says. */
@@ -112,6 +115,7 @@ export async function authorize(request: AuthorizeRequest): Promise<'AUTHORIZED'
     if (sdk.isStrictScopeSuperset(union, granted)) options.forceReauthorization = true;
   }
   if (request.iss !== undefined) options.iss = request.iss;
+  if (request.skipIssuerMetadataValidation === true) options.skipIssuerMetadataValidation = true;
   if (challenge?.resourceMetadataUrl !== undefined) {
     try {
       options.resourceMetadataUrl = new URL(challenge.resourceMetadataUrl);

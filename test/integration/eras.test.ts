@@ -14,6 +14,7 @@ import {
   type JSONRPCMessage,
 } from '../../src/index.js';
 import { startV2Server, type V2LoggedRequest, type V2ServerOptions, type V2TestServer } from '../support/v2-server.js';
+import { startServer } from '../support/mcp-server.js';
 import { rejection, until, within } from '../support/harness.js';
 import { cleanups, runCleanups } from '../support/cleanups.js';
 
@@ -104,6 +105,28 @@ describe('E1, E2: the v2 SDK Client over this transport, in each negotiation mod
     const { transport } = await connect(server, 'auto');
     expect(transport.hasPerRequestStream).toBe(true);
     expect(transport.supportedProtocolVersions).toContain('2025-11-25');
+  });
+});
+
+describe('E2: the v2 SDK option names', () => {
+  it('E2: protocolVersion (with sessionId) is sent from the first request of a continued session', async () => {
+    const server = await startServer();
+    cleanups.push(() => server.close());
+    const first = new StreamableHTTPClientTransport(server.url, { terminateOnClose: false });
+    const client = new ClientV1({ name: 'e2', version: '1.0.0' });
+    await client.connect(first);
+    const sessionId = first.sessionId;
+    await client.close();
+    const continued = new StreamableHTTPClientTransport(server.url, { sessionId, protocolVersion: '2025-06-18', standaloneStream: false });
+    const answered: JSONRPCMessage[] = [];
+    continued.onmessage = (message) => answered.push(message);
+    await continued.start();
+    await continued.send({ jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} });
+    await until(() => answered.length > 0, 'the list was answered');
+    const list = server.requests.filter((r) => r.rpc === 'tools/list').at(-1);
+    expect(list?.headers['mcp-protocol-version']).toBe('2025-06-18');
+    expect(continued.protocolVersion).toBe('2025-06-18');
+    await continued.close();
   });
 });
 

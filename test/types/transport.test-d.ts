@@ -29,5 +29,17 @@ test('E2: the transport is assignable to the v2 SDK Transport (@modelcontextprot
   const asTransport: TransportV2 = transport;
   expectTypeOf(asTransport.hasPerRequestStream).toEqualTypeOf<boolean | undefined>();
   expectTypeOf<TransportSendOptionsV2>().toExtend<NonNullable<Parameters<StreamableHTTPClientTransport['send']>[1]>>();
-  expectTypeOf<Pick<SdkOptionsV2, 'requestInit' | 'fetch' | 'sessionId'>>().toExtend<StreamableHTTPClientTransportOptions>();
+  expectTypeOf<
+    Pick<
+      SdkOptionsV2,
+      | 'requestInit'
+      | 'fetch'
+      | 'sessionId'
+      | 'protocolVersion'
+      | 'redirectPolicy'
+      | 'reconnectionScheduler'
+      | 'maxStepUpRetries'
+      | 'skipIssuerMetadataValidation'
+    >
+  >().toExtend<StreamableHTTPClientTransportOptions>();
 });
