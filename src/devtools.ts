@@ -6,4 +6,4 @@
 export { createJsonlRecorder, toRecord, type JsonlRecord, type RecorderOptions } from './inspect.js';
 export { attachToView, viewInspector, type ViewBridge, type ViewBridgeOptions } from './view/bridge.js';
 export { inspectLive, type LiveInspection, type LiveInspectionOptions } from './live.js';
-export { redactInspectionEvent, type InspectOption, type InspectOptions } from './inspection.js';
+export { redactInspectionEvent, type InspectOption, type InspectOptions } from './redaction.js';

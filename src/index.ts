@@ -24,4 +24,4 @@ export type {
   RestoredSession,
 } from '../machines/types.js';
 export type { PlannedWait } from '../machines/backoff.js';
-export type { InspectOption, InspectOptions } from './inspection.js';
+export type { InspectOption, InspectOptions } from './redaction.js';

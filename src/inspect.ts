@@ -1,5 +1,5 @@
 import type { InspectionEvent, Observer } from 'xstate';
-import { redact, sessionFingerprint } from './inspection.js';
+import { redact, sessionFingerprint } from './redaction.js';
 import { transportChartVersion } from './view/chart-model.js';
 import { packageVersion } from './view/version.js';
 

@@ -2,7 +2,7 @@
  * U8: watch a transport live in the Stately inspector from Node, through `@statelyai/inspect`'s
  * own server bridge (`createInspectorServer`) and its WebSocket inspector. `@statelyai/inspect` is
  * an optional peer: it is loaded only here, when asked for. What the inspector sees is what every
- * observer of the transport sees: redacted events (X3, src/inspection.ts).
+ * observer of the transport sees: redacted events (X3, src/redaction.ts).
  */
 import type { InspectionEvent, Observer } from 'xstate';
 import { McpTransportError } from '../machines/errors.js';

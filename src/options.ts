@@ -1,4 +1,4 @@
-import type { InspectOption } from './inspection.js';
+import type { InspectOption } from './redaction.js';
 import type { ChartOptions, ReconnectionOptions, ReconnectionScheduler, RestoredSession } from '../machines/types.js';
 import { defaultReconnection } from '../machines/backoff.js';
 import type { FetchLike, TokenSource } from './http/client.js';

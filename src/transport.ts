@@ -17,7 +17,7 @@ import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/types.
 import { InvalidMessageError, McpTransportError, OfflineError, StreamEndedError, TransportFailedError } from '../machines/errors.js';
 import { resumePoint } from '../machines/standalone-stream.js';
 import { attachIo, connectionSystemId, ioActors, type TransportIo } from './actors.js';
-import { redactingObserver } from './inspection.js';
+import { redactingObserver } from './redaction.js';
 import { chooseSender, HttpClient } from './http/client.js';
 import { baseHeaders, perRequestHeaders } from './http/headers.js';
 import { resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';

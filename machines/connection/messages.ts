@@ -147,12 +147,13 @@ export function failCall(sink: MessageSink, requestIds: readonly JSONRPCId[], ti
 export function probeRefusal(id: JSONRPCId, error: Error): JSONRPCResponse {
   const status = statusOf(error);
   const body = error instanceof StreamableHTTPError ? error.body : undefined;
-  let rpc: unknown;
+  let parsed: unknown;
   try {
-    rpc = body === undefined || body === '' ? undefined : (JSON.parse(body) as { error?: unknown }).error;
+    parsed = body === undefined || body === '' ? undefined : JSON.parse(body);
   } catch {
-    rpc = undefined;
+    parsed = undefined;
   }
+  const rpc: unknown = typeof parsed === 'object' && parsed !== null && 'error' in parsed ? parsed.error : undefined;
   if (typeof rpc === 'object' && rpc !== null && 'code' in rpc && typeof rpc.code === 'number') {
     const message = 'message' in rpc && typeof rpc.message === 'string' ? rpc.message : error.message;
     return { jsonrpc: '2.0', id, error: { code: rpc.code, message, ...('data' in rpc ? { data: rpc.data } : {}) } };

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * A4 in the default suite: a sample of the official MCP conformance suite's client scenarios,
- * through the same runner as `npm run conformance` (which CI runs for all 26).
+ * A4, E11 in the default suite: a sample of the official MCP conformance suite's client scenarios,
+ * through the same runner as `npm run conformance` (which CI runs for all of them, both eras).
  */
 const root = join(import.meta.dirname, '../..');
 
@@ -34,6 +34,16 @@ describe('MCP conformance suite', () => {
       const scenarios = ['tools_call', 'auth/metadata-default', 'auth/scope-step-up', 'auth/client-credentials-basic'];
       const { code, output } = await runScenarios(scenarios);
       expect(output, output).toMatch(new RegExp(`conformance: ${scenarios.length} passed, 0 failed`));
+      expect(code).toBe(0);
+    },
+  );
+
+  it(
+    'E11: 2026-07-28 scenarios (SEP-2243 standard headers, request metadata) pass with the v2 Client over this transport, as over the SDK v2 transport',
+    { timeout: 120_000 },
+    async () => {
+      const { code, output } = await runScenarios(['--v2', 'http-standard-headers', 'request-metadata']);
+      expect(output, output).toMatch(/conformance v2: baseline (\d+)\/\1 passed, ours (\d+)\/\2 passed; 0 regressions/);
       expect(code).toBe(0);
     },
   );

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { createJsonlRecorder, type JsonlRecord } from '../../src/inspect.js';
-import { redactingObserver } from '../../src/inspection.js';
+import { redactingObserver } from '../../src/redaction.js';
 import { fingerprint } from '../../machines/connection/index.js';
 import { chartOptions, fakeIo, flush, handshake, machineWith, recordingSink } from './fakes.js';
 
