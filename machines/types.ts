@@ -116,6 +116,8 @@ export interface ChartOptions {
   restored: RestoredSession | undefined;
   /** L1: an initialize answered 400, 404 or 405 falls back to the 2024-11-05 HTTP+SSE transport. */
   legacyFallback: boolean;
+  /** F7, L1: the longest wait for the legacy transport's `endpoint` event, in ms (default 10,000). */
+  legacyEndpointTimeout?: number | undefined;
   /** An authProvider was given: 401 and 403 insufficient_scope lead to authorizing (A1, A2). */
   authorization: boolean;
   /**

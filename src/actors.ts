@@ -130,7 +130,6 @@ export const ioActors = {
       {
         authorization: io.authProvider !== undefined,
         maxMessageBytes: io.options.maxMessageBytes,
-        endpointTimeout: io.options.legacyEndpointTimeout,
       },
       (report) => {
         sendBack(report);
@@ -170,6 +169,6 @@ export const ioActors = {
     networkEvents(ioOf(system).network, sendBack),
   ),
   deleteSession: fromPromise<{ status: number }, DeleteSessionInput>(({ input, signal, system }) =>
-    deleteSession(ioOf(system).http, input, signal, ioOf(system).options.deleteTimeout),
+    deleteSession(ioOf(system).http, input, signal),
   ),
 };

@@ -129,6 +129,7 @@ export function resolveChartOptions(
     legacyFallback: options.legacyFallback ?? true,
     maxStepUpRetries: options.maxStepUpRetries ?? 1,
     reissue: options.reissue,
+    legacyEndpointTimeout: options.legacyEndpointTimeout ?? 10_000,
     streamIdleTimeout: options.streamIdleTimeout,
     maxMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
     sessionId: restore?.sessionId ?? options.sessionId,
@@ -151,6 +152,5 @@ export function resolveExchangeOptions(options: StreamableHTTPClientTransportOpt
     strict: chart.strict,
     maxMessageBytes: chart.maxMessageBytes,
     deleteTimeout: chart.deleteTimeout,
-    legacyEndpointTimeout: options.legacyEndpointTimeout ?? 10_000,
   };
 }

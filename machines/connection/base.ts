@@ -80,6 +80,8 @@ export const connectionSetup = setup({
     deleteTimeout: ({ context }) => context.options.deleteTimeout,
     /** How long close() waits for the server to end the standalone stream after the DELETE. */
     drainTimeout: 100,
+    /** F7, L1: how long the legacy fallback waits for the server's `endpoint` event. */
+    legacyEndpointTimeout: ({ context }) => context.options.legacyEndpointTimeout ?? 10_000,
   },
 });
 

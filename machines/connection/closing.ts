@@ -6,10 +6,15 @@ import { assertEvent, assign, enqueueActions, or, sendTo, stateIn, stopChild } f
 import type { DoneActorEvent, ErrorActorEvent } from 'xstate';
 import { McpTransportError, StreamableHTTPError, TransportClosedError } from '../errors.js';
 import { deleteInput, failCall, actions, guards, type ConnectionState } from './base.js';
+import type { ConnectionContext } from './types.js';
 
 /** What a DELETE's answer is reported as (typed params, not a look into the event). */
 const deleteStatus = ({ event }: { event: DoneActorEvent<{ status: number }> }) => ({ status: event.output.status });
 const deleteFailure = ({ event }: { event: ErrorActorEvent }) => ({ cause: event.error });
+/** F7: the DELETE was not answered within deleteTimeout (the `after` that left its state aborted it). */
+const deleteTimedOut = ({ context }: { context: ConnectionContext }) => ({
+  cause: new StreamableHTTPError(`DELETE was not answered within deleteTimeout (${context.options.deleteTimeout} ms)`),
+});
 
 /** The standalone stream ended or never ran (a guard built from `stateIn`, registered by the index). */
 export const standaloneDone = or([stateIn('#connection.open.standalone.ended'), stateIn('#connection.open.standalone.off')]);
@@ -105,9 +110,10 @@ export const sessionClosingStates = {
     after: { drainTimeout: '#connection.closed' },
     on: whileClosing,
   },
-  /** terminateSession(): DELETE, then the transport waits for a new initialize. */
+  /** terminateSession(): DELETE (bounded by deleteTimeout, F7), then the transport waits for a new initialize. */
   terminating: {
     tags: ['connected'],
+    after: { deleteTimeout: { target: 'active', actions: { type: 'refuseTerminate', params: deleteTimedOut } } },
     invoke: {
       src: 'deleteSession',
       input: deleteInput,

@@ -3,7 +3,8 @@
  * the endpoint for POSTs and carries every message; the API does not change.
  */
 import { assertEvent, assign } from 'xstate';
-import { statusOf, StreamableHTTPError } from '../errors.js';
+import { ProtocolError, statusOf, StreamableHTTPError } from '../errors.js';
+import type { ConnectionContext } from './types.js';
 import { INITIALIZE, isRequest, actions, guards, type ConnectionState } from './base.js';
 
 export const legacyGuards = guards({
@@ -14,6 +15,15 @@ export const legacyGuards = guards({
     return status === 400 || status === 404 || status === 405;
   },
 });
+
+/** The error of a failed fallback: it names both failures, and keeps the initialize's HTTP status. */
+function fallbackFailed(context: ConnectionContext, error: Error): StreamableHTTPError {
+  const first = context.fallbackCause;
+  return new StreamableHTTPError(`${first?.message ?? 'initialize failed'}; the legacy HTTP+SSE fallback failed too: ${error.message}`, {
+    status: statusOf(first),
+    cause: error,
+  });
+}
 
 export const legacyActions = actions({
   /** The initialize goes again to the legacy endpoint once it is known; its failure is kept for the error. */
@@ -31,14 +41,17 @@ export const legacyActions = actions({
   /** The fallback failed too: the error names both, and keeps the initialize's HTTP status. */
   failLegacy: assign(({ context, event }) => {
     assertEvent(event, 'legacy.ended');
-    const first = context.fallbackCause;
-    return {
-      error: new StreamableHTTPError(
-        `${first?.message ?? 'initialize failed'}; the legacy HTTP+SSE fallback failed too: ${event.error.message}`,
-        { status: statusOf(first), cause: event.error },
-      ),
-    };
+    return { error: fallbackFailed(context, event.error) };
   }),
+  /** F7: the server never named its endpoint within legacyEndpointTimeout (an `after` of this chart). */
+  failLegacyTimeout: assign(({ context }) => ({
+    error: fallbackFailed(
+      context,
+      new ProtocolError(
+        `legacy fallback: the server sent no endpoint event within ${context.options.legacyEndpointTimeout ?? 10_000} ms (legacyEndpointTimeout)`,
+      ),
+    ),
+  })),
 });
 
 export const legacyState = {
@@ -52,6 +65,7 @@ export const legacyState = {
   states: {
     awaitingEndpoint: {
       tags: ['connecting'],
+      after: { legacyEndpointTimeout: { target: '#connection.failed', actions: 'failLegacyTimeout' } },
       on: {
         send: { actions: 'queueSend' },
         'legacy.endpoint': { target: 'ready', actions: ['adoptEndpoint', 'flushQueue'] },

@@ -12,8 +12,6 @@ export interface ExchangeOptions {
   maxMessageBytes: number;
   /** F7: longest wait for a DELETE (close and terminateSession()). */
   deleteTimeout: number;
-  /** F7: longest wait for the legacy transport's `endpoint` event (L1). */
-  legacyEndpointTimeout: number;
 }
 
 /**
@@ -373,13 +371,12 @@ export async function openEventStream(
 
 /**
  * F1: DELETE the session; any status is fine for close, and the caller decides for terminate.
- * F7: bounded by `timeoutMs` (terminateSession() has no other bound).
+ * F7: the chart bounds it (`after: deleteTimeout` where it runs); leaving that state aborts it.
  */
 export async function deleteSession(
   http: HttpClient,
   spec: { sessionId: string; protocolVersion: string | undefined },
   signal: AbortSignal,
-  timeoutMs: number,
 ): Promise<{ status: number }> {
   const bounded = new RequestControl();
   const stop = () => {
@@ -387,11 +384,6 @@ export async function deleteSession(
   };
   signal.addEventListener('abort', stop, { once: true });
   if (signal.aborted) stop();
-  const state = { timedOut: false };
-  const timer = setTimeout(() => {
-    state.timedOut = true;
-    stop();
-  }, timeoutMs);
   let exchange: Exchange;
   try {
     exchange = await http.request({
@@ -406,10 +398,8 @@ export async function deleteSession(
       control: bounded,
     });
   } catch (error) {
-    if (state.timedOut) throw new StreamableHTTPError(`DELETE was not answered within deleteTimeout (${timeoutMs} ms)`, { cause: error });
     throw networkError(error, 'DELETE');
   } finally {
-    clearTimeout(timer);
     signal.removeEventListener('abort', stop);
   }
   try {

@@ -14,29 +14,17 @@ import { readEventStream, type StreamReader } from '../sse/reader.js';
 export function openLegacyStream(
   http: HttpClient,
   sink: MessageSink,
-  options: { authorization: boolean; maxMessageBytes: number; endpointTimeout: number },
+  options: { authorization: boolean; maxMessageBytes: number },
   report: (event: LegacyStreamReport) => void,
 ): () => void {
   const controller = new AbortController();
   let reader: StreamReader | undefined;
   let ended = false;
-  // F7: the wait for the endpoint is bounded: a server that never names it fails the connect.
-  let endpointTimer: ReturnType<typeof setTimeout> | undefined = setTimeout(() => {
-    end(
-      new ProtocolError(`legacy fallback: the server sent no endpoint event within ${options.endpointTimeout} ms (legacyEndpointTimeout)`),
-    );
-    stopStream();
-  }, options.endpointTimeout);
-  const clearEndpointTimer = () => {
-    if (endpointTimer !== undefined) clearTimeout(endpointTimer);
-    endpointTimer = undefined;
-  };
   const stopStream = () => {
     controller.abort();
     reader?.stop();
   };
   const end = (error: Error) => {
-    clearEndpointTimer();
     if (ended) return;
     ended = true;
     report({ type: 'legacy.ended', error });
@@ -53,7 +41,6 @@ export function openLegacyStream(
       end(new ProtocolError(`legacy endpoint ${endpoint.origin} is not the server's origin; refusing it`));
       return;
     }
-    clearEndpointTimer();
     report({ type: 'legacy.endpoint', endpoint: endpoint.href });
   };
   openEventStream(
@@ -96,7 +83,6 @@ export function openLegacyStream(
     });
   return () => {
     ended = true;
-    clearEndpointTimer();
     stopStream();
   };
 }

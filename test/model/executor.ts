@@ -238,6 +238,7 @@ export class World {
       sessionId: config.presetSession ? PRESET_SESSION : undefined,
       fetch: fetchFn,
       deleteTimeout: config.deleteTimeout === 'short' ? SHORT_DELETE_TIMEOUT : LONG_DELETE_TIMEOUT,
+      ...(config.legacyEndpointTimeout === 'short' ? { legacyEndpointTimeout: SHORT_DELETE_TIMEOUT } : {}),
       // A standalone GET that fails waits at the ceiling at once (G5), and never comes back within a path.
       reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 3_600_000, maxReconnectionDelay: 3_600_000 },
       inspect: (event) => {
@@ -452,6 +453,14 @@ export class World {
           status: 200,
           headers: { 'content-type': 'text/event-stream' },
           body: 'event: endpoint\ndata: /messages?session=legacy\n\n',
+          stream: true,
+        });
+        return;
+      case 'get.silent':
+        puppet.answer(request, {
+          status: 200,
+          headers: { 'content-type': 'text/event-stream' },
+          body: ': no endpoint yet\n\n',
           stream: true,
         });
         return;

@@ -58,6 +58,8 @@ export interface ModelConfig {
   presetSession: boolean;
   /** `deleteTimeout`: short (the DELETE on close is left unanswered) or long (it is answered). */
   deleteTimeout: 'short' | 'long';
+  /** `legacyEndpointTimeout`: short, where the legacy GET may never name its endpoint; else the default. */
+  legacyEndpointTimeout?: 'short' | undefined;
   /** Most calls (counting queued ones) outstanding at once. */
   maxCalls: number;
   /** Most notifications outstanding at once. */
@@ -142,6 +144,8 @@ export type ModelEvent =
   | { type: 'get.401' }
   | { type: 'get.500' }
   | { type: 'get.endpoint' }
+  /** L1, F7: the legacy GET opens an event stream that never names its endpoint (legacyEndpointTimeout ends the wait). */
+  | { type: 'get.silent' }
   | { type: 'get.drop' }
   // ... a DELETE
   | { type: 'del.200' }
@@ -584,6 +588,8 @@ export const connectionModel = setup({
                 },
                 'del.500': { target: 'active' },
                 'del.drop': { target: 'active' },
+                // F7: deleteTimeout (an `after` of the chart) ends terminateSession()'s wait
+                'del.hang': { target: 'active' },
               },
             },
           },
@@ -720,6 +726,8 @@ export const connectionModel = setup({
               actions: assign(({ context }) => ({ get: 'stream', out: flushed(context, true), queue: [] })),
             },
             'get.405': { target: '#connection.failed' },
+            // F7: legacyEndpointTimeout (an `after` of the chart)
+            'get.silent': { target: '#connection.failed' },
           },
         },
         ready: {
@@ -866,6 +874,7 @@ const serverEventsWithoutPayload = [
   'get.401',
   'get.500',
   'get.endpoint',
+  'get.silent',
   'get.drop',
   'del.200',
   'del.500',
@@ -880,7 +889,8 @@ export function candidateEvents(snapshot: ModelSnapshot): ModelEvent[] {
   const context = snapshot.context;
   const events: ModelEvent[] = [];
   for (const type of callerEvents) events.push({ type });
-  for (const type of serverEventsWithoutPayload) events.push({ type });
+  // One by one: a `{ type }` of a union of more than 25 members is not checked against the union as a whole.
+  for (const type of serverEventsWithoutPayload) events.push({ type } as Extract<ModelEvent, { type: typeof type }>);
   for (const tag of parkedReqTags(context)) {
     for (const type of ['req.ok', 'req.otherSession', 'req.404', 'req.401', 'req.500', 'req.cut'] as const) events.push({ type, tag });
   }
@@ -971,7 +981,13 @@ export function isApplicable(snapshot: ModelSnapshot, event: ModelEvent): boolea
     case 'get.drop':
       return context.get === 'stream';
     case 'del.hang':
-      return context.del && config.deleteTimeout === 'short' && closingDelete(snapshot);
+      return (
+        context.del &&
+        config.deleteTimeout === 'short' &&
+        (closingDelete(snapshot) || snapshot.matches({ open: { session: 'terminating' } }))
+      );
+    case 'get.silent':
+      return context.get === 'parked' && config.legacyEndpointTimeout === 'short' && snapshot.matches({ legacy: 'awaitingEndpoint' });
     case 'del.200':
     case 'del.500':
     case 'del.drop':
@@ -1153,6 +1169,14 @@ export const modelConfigs: readonly ModelConfig[] = [
     ...base,
     name: 'deleteTimeout',
     deleteTimeout: 'short',
-    events: ['start', 'close', 'send.initialize', 'send.initialized', 'init.ok', 'initd.202', 'get.stream', 'del.hang'],
+    events: ['start', 'close', 'terminate', 'send.initialize', 'send.initialized', 'init.ok', 'initd.202', 'get.stream', 'del.hang'],
+  },
+  {
+    ...base,
+    name: 'legacyEndpointTimeout',
+    legacy: true,
+    standalone: false,
+    legacyEndpointTimeout: 'short',
+    events: ['start', 'close', 'send.initialize', 'init.405', 'get.endpoint', 'get.silent'],
   },
 ];
