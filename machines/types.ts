@@ -49,7 +49,8 @@ export interface SendAttempts {
 /** Where decoded messages and out-of-band warnings go: the data plane, never the chart. */
 export interface MessageSink {
   deliver(message: JSONRPCMessage): void;
-  warn(error: Error): void;
+  /** A warning; with `once`, the chart says it only the first time for that key (its context remembers). */
+  warn(error: Error, once?: string): void;
 }
 
 /** The caller awaiting `send()`: settled once, by whichever state decides first. */

@@ -151,8 +151,8 @@ export class StreamableHTTPClientTransport {
         }
       },
       // One channel for warnings: the chart emits them (an inspector sees each), `onerror` hears them.
-      warn: (error) => {
-        if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'warning', error });
+      warn: (error, once) => {
+        if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'warning', error, once });
         else this.onerror?.(error);
       },
     };

@@ -65,6 +65,7 @@ export const connectionMachine = connectionSetup
       authReturn: 'connecting',
       legacyEndpoint: undefined,
       fallbackCause: undefined,
+      warned: [],
       sessionIdMismatchReported: false,
       recoveriesWithoutProgress: 0,
       posts: {},

@@ -7,7 +7,7 @@
  * chart's public state values (tests, the model, recordings compare them), so `start` is
  * written once below and given to each.
  */
-import { assertEvent, assign, emit, spawnChild } from 'xstate';
+import { assertEvent, assign, emit, enqueueActions, spawnChild } from 'xstate';
 import { asFailure, McpTransportError } from '../errors.js';
 import { versionFields, actions, guards, type ConnectionState } from './base.js';
 import type { ConnectionContext } from './types.js';
@@ -50,9 +50,15 @@ export const lifecycleActions = actions({
     return versionFields(event.version);
   }),
   /** Warnings of the host's I/O leave through the same channel as the chart's own. */
-  emitWarning: emit(({ event }) => {
+  /** Warnings of the host's I/O leave through the same channel as the chart's own; one with a `once` key only the first time. */
+  emitWarning: enqueueActions(({ context, event, enqueue }) => {
     assertEvent(event, 'warning');
-    return { type: 'warning' as const, error: event.error };
+    const once = event.once;
+    if (once !== undefined) {
+      if (context.warned.includes(once)) return;
+      enqueue.assign({ warned: [...context.warned, once] });
+    }
+    enqueue.emit({ type: 'warning' as const, error: event.error });
   }),
   /** B2: terminateSession() where there is no open session to end: nothing to do, or not now. */
   terminateNotNow: ({ context, event }) => {

@@ -32,7 +32,7 @@ export type ConnectionEvent =
   /** E2, E6: the caller aborted this request's `requestSignal`: its POST and stream stop, nothing is sent. */
   | { type: 'request.abort'; requestId: JSONRPCId }
   /** A warning from the host's I/O (a bad event on a stream): the chart emits it, the one channel for warnings. */
-  | { type: 'warning'; error: Error }
+  | { type: 'warning'; error: Error; once?: string | undefined }
   | PostStreamReport
   | DataPlaneReport
   | StandaloneStreamReport
@@ -121,6 +121,8 @@ export interface ConnectionContext extends ConnectionInput {
   legacyEndpoint: string | undefined;
   /** L1: the initialize failure that started the fallback, kept for the error if the fallback fails too. */
   fallbackCause: Error | undefined;
+  /** The keys of the warnings already said once (P11, H7): the chart, not the I/O, remembers. */
+  warned: readonly string[];
   /** A different session ID was already reported once (H7). */
   sessionIdMismatchReported: boolean;
   /** Sessions re-established since a call last got its response (bounds recovery loops, F3). */

@@ -52,17 +52,6 @@ async function send(http: HttpClient, spec: RequestSpec): Promise<Exchange> {
   }
 }
 
-/** Warnings said once per transport (its sink), however often the server repeats itself. */
-const warned = new WeakMap<MessageSink, Set<string>>();
-
-function warnOnce(sink: MessageSink, key: string, error: () => Error): void {
-  let said = warned.get(sink);
-  if (said === undefined) warned.set(sink, (said = new Set()));
-  if (said.has(key)) return;
-  said.add(key);
-  sink.warn(error());
-}
-
 /**
  * P11: a 400 whose JSON-RPC error message speaks of the session ("Bad Request: No valid session
  * ID provided", as older SDK example servers answer an unknown session instead of 404).
@@ -90,13 +79,11 @@ function sessionGone(status: number, body: string, sessionId: string | undefined
   if (sessionId === undefined) return false;
   if (status === 404) return true;
   if (status !== 400 || !complainsOfSession(body)) return false;
-  warnOnce(
-    sink,
+  sink.warn(
+    new ProtocolError(
+      `${what} answered HTTP 400 "${cut(body, 200)}" for an unknown session; the MCP specification asks for 404 (this server copies an older SDK example); treating the session as expired`,
+    ),
     'P11',
-    () =>
-      new ProtocolError(
-        `${what} answered HTTP 400 "${cut(body, 200)}" for an unknown session; the MCP specification asks for 404 (this server copies an older SDK example); treating the session as expired`,
-      ),
   );
   return true;
 }
@@ -118,10 +105,9 @@ function responseSessionId(response: HttpResponse, initializing: boolean, sink: 
   const reason = sessionIdProblem(raw);
   if (reason === undefined) return raw;
   if (initializing) throw new ProtocolError(`server sent an invalid session ID (${reason}); refusing it`);
-  warnOnce(
-    sink,
+  sink.warn(
+    new ProtocolError(`server sent an invalid session ID on a later response (${reason}); ignoring it, keeping the established one`),
     'H7-invalid',
-    () => new ProtocolError(`server sent an invalid session ID on a later response (${reason}); ignoring it, keeping the established one`),
   );
   return undefined;
 }
