@@ -53,9 +53,9 @@ describe('the behaviour generator', () => {
       { file: 'test/a.test.ts', name: 'Z1: b', ids: ['Z1'] },
       { file: 'test/b.test.ts', name: 'Z9: c', ids: ['Z9'] },
     ];
-    const doc = render(families, tests);
-    expect(doc).toContain('| Z1 | proven one | `test/a.test.ts` (2) |');
-    expect(doc).toContain('| Z2 | pending one | *not yet proven* |');
+    const doc = render(families, tests, new Map([['Z1', ['src/z.ts', 'machines/z.ts']]]));
+    expect(doc).toContain('| Z1 | proven one | `src/z.ts`, `machines/z.ts` | `test/a.test.ts` (2) |');
+    expect(doc).toContain('| Z2 | pending one | — | *not yet proven* |');
     expect(unknownIds(families, tests)).toEqual([{ id: 'Z9', file: 'test/b.test.ts', name: 'Z9: c' }]);
     expect(duplicateIds(parseIds('## Z\n- Z1 a\n- Z1 b\n'))).toEqual(['Z1']);
   });
