@@ -71,7 +71,7 @@ function openGet(
 
 /**
  * The I/O actors the charts name. They are created once, for every transport: a machine
- * provided per transport would rebuild the whole chart each time (hundreds of µs and ~100 KiB).
+ * provided per transport would rebuild the whole chart each time (bench/README.md, "Code shapes").
  */
 export const ioActors = {
   postMessage: fromPromise<PostResult, PostRequestInput>(({ input, signal, system }) => {
@@ -100,8 +100,7 @@ export const ioActors = {
   }),
   readStream: fromCallback<StreamReaderCommand, ReadStreamInput>(({ input, sendBack, receive, system }) => {
     const io = ioOf(system);
-    // One literal, not a spread of `input`: the reader keeps it for the stream's life, and a spread
-    // copy gets a hidden class of its own (about 0.3 KiB per stream).
+    // One literal, not a spread of `input`: the reader keeps it for the stream's life (bench/README.md, "Code shapes").
     const options = {
       stream: input.stream,
       requestIds: input.requestIds,

@@ -127,7 +127,7 @@ export class StreamableHTTPClientTransport {
     const endpoint = new URL(url);
     const restore = options.restoreState === undefined ? undefined : restoredSession(parseSavedState(options.restoreState), endpoint);
     const network = options.network === false ? undefined : (options.network ?? browserNetwork());
-    // Built as one literal: a copy spread with one field more gets a hidden class of its own (~0.5 KiB each).
+    // Built as one literal, not a spread copy with one field more (bench/README.md, "Code shapes").
     const chartOptions = resolveChartOptions(options, restore, network !== undefined);
     this.authProvider = options.authProvider;
     const { headers, signal, ...init } = options.requestInit ?? {};
@@ -177,8 +177,8 @@ export class StreamableHTTPClientTransport {
     const system = this.actor.system;
     const inspectRaw = system.inspect.bind(system);
     system.inspect = (observer) => inspectRaw(redactingObserver(observer));
-    // One listener for everything the chart emits (a Set and a bound handler per event type would
-    // cost about 1 KiB per transport): what `onerror` and `onclose` hear.
+    // One listener for everything the chart emits, not one per event type (bench/README.md, "Code shapes"): what
+    // `onerror` and `onclose` hear.
     this.actor.on('*', (event) => {
       this.heard(event);
     });

@@ -109,7 +109,7 @@ export interface ReadBoundedOptions {
 
 const empty = new Uint8Array(0);
 
-/** One decoder for whole bodies: a decode without `stream` keeps no state, and making one per answer costs a few µs. */
+/** One decoder for whole bodies: a decode without `stream` keeps no state, so one serves every answer. */
 const utf8 = new TextDecoder();
 
 /** A whole body as text (UTF-8, a leading BOM dropped, as fetch's `text()`). */

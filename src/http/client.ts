@@ -26,8 +26,7 @@ export interface HttpResponse {
 
 /**
  * One request's abort handle (H10). The Node client listens to it directly: no AbortController
- * and no EventTarget listener per request (an AbortSignal costs ~2 KiB and a few µs to make and
- * to listen to). Fetch gets a real `signal`, made on first use.
+ * and no EventTarget listener per request (bench/README.md, "Code shapes"). Fetch gets a real `signal`, made on first use.
  */
 export class RequestControl {
   private abortReason: unknown;
@@ -166,8 +165,7 @@ export interface Exchange {
 
 /**
  * One request. Every field is always present, in this order, at each call site: specs of one
- * shape keep the code that reads them optimized. With optional fields, the standalone GET's and
- * the DELETE's specs (other shapes) deoptimized `headersFor` once per session (--trace-deopt).
+ * shape keep the code that reads them optimized (bench/README.md, "Code shapes").
  */
 export interface RequestSpec {
   method: 'POST' | 'GET' | 'DELETE';
@@ -256,7 +254,7 @@ export class HttpClient {
     const control = spec.control ?? new RequestControl();
     const inFlight = this.inFlight;
     inFlight.add(control);
-    // Dropped once detached: a held stream would otherwise keep its finished actor's signal (~0.7 KiB).
+    // Dropped once detached: a held stream would otherwise keep its finished actor's signal alive.
     let signal = spec.signal;
     let settled = false;
     const detach = () => {
@@ -282,8 +280,7 @@ export class HttpClient {
       const headers = this.headersFor(spec);
       // Only an auth provider makes building headers asynchronous (its token); otherwise no await.
       if (this.config.tokens !== undefined) await this.addToken(headers, this.config.tokens);
-      // Copied with Object.assign, then set: on Node 20 a spread followed by more fields costs
-      // about 1 µs per field; this costs a tenth of that.
+      // Copied with Object.assign, then set, not a spread followed by more fields (bench/README.md, "Code shapes").
       const init: RequestInit = Object.assign({}, this.config.init);
       init.method = spec.method;
       init.headers = headers;
