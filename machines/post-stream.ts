@@ -25,6 +25,9 @@ import type {
 
 export type * from './post-stream-types.js';
 
+/** R6: the statuses of a resume GET worth trying again (overload, a gateway's passing trouble). */
+const transientStatus: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+
 /** R11: why a stream whose last event id cannot be a header is not resumed. */
 function unsendableIdError(cause: Error | undefined): StreamEndedError {
   return new StreamEndedError(
@@ -124,12 +127,20 @@ const postStreamSetup = setup({
         attempt <= context.options.reconnection.maxRetries
       );
     },
-    /** R6: 429, 5xx and network errors spend the same budget; a missing session or a 401 goes to the parent. */
-    canRetry: ({ context }, params: { error: unknown }) =>
-      // W2: a failure while offline is the network's, not the server's: it spends no budget.
-      !isSessionMissing(params.error) &&
-      statusOf(params.error) !== 401 &&
-      (context.offline || context.attempt <= context.options.reconnection.maxRetries),
+    /**
+     * R6 (revised): only a transient answer to a resume GET is retried under the budget: 429, 502,
+     * 503, 504 or a network error. Any other status (500, 501, 400, 403, …) means the stream cannot
+     * be resumed, and the call fails at once; a missing session or a 401 goes to the parent.
+     */
+    canRetry: ({ context }, params: { error: unknown }) => {
+      const status = statusOf(params.error);
+      return (
+        !isSessionMissing(params.error) &&
+        (status === undefined || transientStatus.has(status)) &&
+        // W2: a failure while offline is the network's, not the server's: it spends no budget.
+        (context.offline || context.attempt <= context.options.reconnection.maxRetries)
+      );
+    },
     gotStream: (_, params: { result: GetResult }) => params.result.kind === 'sse',
   },
   actions: {

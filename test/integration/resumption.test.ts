@@ -362,6 +362,23 @@ describe('R6: a resume GET that is refused', { timeout: 10_000 }, () => {
     expect(posts(proxy.requests, 'progress')).toHaveLength(1);
   });
 
+  it('R6, P10: 500 to the resume GET (every time) ends that call at once: one GET, no backoff loop; other calls are fine', async () => {
+    const { proxy, client, transport } = await rig();
+    proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });
+    proxy.rule({ method: 'GET', resume: true, times: Infinity, respond: { status: 500 } });
+
+    const error = await within(
+      rejection(client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: () => undefined })),
+      'the call to fail',
+      3_000,
+    );
+    expect(error.message).toContain('500');
+    expect(proxy.requests.filter(isResume)).toHaveLength(1);
+    expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'fine' } }))).toBe('fine');
+    expect(proxy.requests.filter(isResume)).toHaveLength(1);
+    expect(transport.actor.getSnapshot().hasTag('connected')).toBe(true);
+  });
+
   it('R6, P10: 405 to the resume GET ends that call with an error at once; no further GET; other calls are fine', async () => {
     const { proxy, client, transport } = await rig();
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });

@@ -243,6 +243,9 @@ export class StreamWorld {
       case 'get.500':
         puppet.answer(this.heldOf('get'), text(500, 'internal error'));
         return;
+      case 'get.503':
+        puppet.answer(this.heldOf('get'), text(503, 'overloaded'));
+        return;
       case 'post.json':
         puppet.answer(this.heldOf('post'), json({ jsonrpc: '2.0', id: CALL_ID, result: { tools: [] } }));
         return;

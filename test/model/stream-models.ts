@@ -37,6 +37,8 @@ export type StreamEventType =
   | 'get.405'
   | 'get.401'
   | 'get.500'
+  /** R6: a transient answer to a resume GET (retried under the budget). */
+  | 'get.503'
   // ... a call's or a notification's POST
   | 'post.json'
   | 'post.202'
@@ -356,10 +358,12 @@ export const postModel = setup({
       on: {
         'get.stream': { target: 'streaming', actions: 'openStream' },
         'get.405': { target: 'failed', actions: 'released' },
-        'get.500': [
+        // R6 (revised): a transient answer spends the budget; any other error status ends the call at once.
+        'get.503': [
           { guard: 'canRetry', target: 'backoff', actions: 'failedAttempt' },
           { target: 'failed', actions: 'released' },
         ],
+        'get.500': { target: 'failed', actions: 'released' },
       },
     },
     done: { type: 'final' },
@@ -415,7 +419,7 @@ export function serializeStreamState(snapshot: StreamSnapshot): string {
 // Configurations
 
 const standaloneEvents = ['get.stream', 'get.404', 'get.405', 'get.401', 'get.500', 'stream.event', 'stream.end'] as const;
-const postResumeEvents = ['stream.event', 'stream.end', 'get.stream', 'get.500'] as const;
+const postResumeEvents = ['stream.event', 'stream.end', 'get.stream', 'get.503', 'get.500'] as const;
 
 export const streamConfigs: readonly StreamConfig[] = [
   {
@@ -468,6 +472,7 @@ export const streamConfigs: readonly StreamConfig[] = [
       'stream.end',
       'get.stream',
       'get.405',
+      'get.503',
       'get.500',
       'wait.due',
       'net.offline',
