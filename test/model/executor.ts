@@ -49,10 +49,33 @@ export function initializeResult(id: RpcId | null) {
   };
 }
 
-/** An OAuth client with a refresh token: authorizing is a refresh, which the puppet answers (or refuses). */
-class RefreshingProvider implements OAuthClientProvider {
+/**
+ * Every fetch numbered (a header the server records); one the client aborts is abandoned at that
+ * very moment, before the server can notice, so a replaced request is never taken for its successor.
+ */
+export function numberedFetch(): { abandoned: Set<string>; fetchFn: FetchLike } {
+  const abandoned = new Set<string>();
+  let fetches = 0;
+  const fetchFn: FetchLike = (url, init) => {
+    const client = String(++fetches);
+    const headers = new Headers(init?.headers);
+    headers.set('x-model-request', client);
+    const signal = init?.signal ?? undefined;
+    if (signal?.aborted === true) abandoned.add(client);
+    signal?.addEventListener('abort', () => abandoned.add(client), { once: true });
+    return fetch(url, { ...init, headers });
+  };
+  return { abandoned, fetchFn };
+}
+
+/**
+ * An OAuth client with a refresh token: authorizing is a refresh, which the puppet answers (or
+ * refuses). After `noRedirect`, the host cannot send the user anywhere (the flow fails outright).
+ */
+export class RefreshingProvider implements OAuthClientProvider {
   readonly redirectUrl = 'http://127.0.0.1/callback';
   readonly redirects: URL[] = [];
+  noRedirect = false;
   private information: OAuthClientInformationMixed = { client_id: 'model-client' };
   private current: OAuthTokens;
   private verifier = '';
@@ -88,6 +111,7 @@ class RefreshingProvider implements OAuthClientProvider {
   }
 
   redirectToAuthorization(url: URL): void {
+    if (this.noRedirect) throw new Error('this host cannot send the user to authorize');
     this.redirects.push(url);
   }
 
@@ -213,19 +237,7 @@ export class World {
 
   static async open(config: ModelConfig): Promise<World> {
     const puppet = await startPuppetServer();
-    // Every fetch is numbered (a header the server records); one the client aborts is abandoned at
-    // that very moment, before the server can notice, so a replaced request is never taken for its successor.
-    const abandoned = new Set<string>();
-    let fetches = 0;
-    const fetchFn: FetchLike = (url, init) => {
-      const client = String(++fetches);
-      const headers = new Headers(init?.headers);
-      headers.set('x-model-request', client);
-      const signal = init?.signal ?? undefined;
-      if (signal?.aborted === true) abandoned.add(client);
-      signal?.addEventListener('abort', () => abandoned.add(client), { once: true });
-      return fetch(url, { ...init, headers });
-    };
+    const { abandoned, fetchFn } = numberedFetch();
     // The World (and its coverage) exists only once the transport does; its first events wait for it.
     const coverage: { inspect: Coverage['inspect'] } = { inspect: () => undefined };
     const network = manualNetwork(true);

@@ -16,11 +16,9 @@
  */
 import { expect } from 'vitest';
 import type { StatePath, TestParam } from 'xstate/graph';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { manualNetwork, parseSavedState, StreamableHTTPClientTransport, type FetchLike, type JSONRPCMessage } from '../../src/index.js';
+import { manualNetwork, parseSavedState, StreamableHTTPClientTransport, type JSONRPCMessage } from '../../src/index.js';
 import { Coverage } from './coverage.js';
-import { ActorWatch, canonical, json, runInWorld, text } from './executor.js';
+import { ActorWatch, canonical, json, numberedFetch, RefreshingProvider, runInWorld, text } from './executor.js';
 import { startPuppetServer, type PuppetRequest, type PuppetServer } from './puppet-server.js';
 import type { HeldKind, ModernConfig, ModernEvent, ModernEventType, ModernSnapshot, Waiting } from './modern-model.js';
 
@@ -28,57 +26,6 @@ const MODERN = '2026-07-28';
 const META = { 'io.modelcontextprotocol/protocolVersion': MODERN };
 const DISCOVER_RESULT = { supportedVersions: [MODERN], capabilities: { tools: {} }, serverInfo: { name: 'puppet', version: '2.0.0' } };
 const RESTORED_DISCOVER = { ...DISCOVER_RESULT, serverInfo: { name: 'puppet-restored', version: '2.0.0' } };
-
-/** An OAuth client with a refresh token; after `noRedirect`, the host cannot send the user anywhere (the flow fails outright). */
-class ModernProvider implements OAuthClientProvider {
-  readonly redirectUrl = 'http://127.0.0.1/callback';
-  noRedirect = false;
-  private information: OAuthClientInformationMixed = { client_id: 'model-client' };
-  private current: OAuthTokens;
-  private verifier = '';
-
-  constructor(issuer: string) {
-    this.current = { access_token: 'token-0', token_type: 'Bearer', refresh_token: 'refresh-0', issuer };
-  }
-
-  get clientMetadata(): OAuthClientMetadata {
-    return {
-      client_name: 'model',
-      redirect_uris: [this.redirectUrl],
-      grant_types: ['authorization_code', 'refresh_token'],
-      response_types: ['code'],
-      token_endpoint_auth_method: 'none',
-    };
-  }
-
-  clientInformation(): OAuthClientInformationMixed {
-    return this.information;
-  }
-
-  saveClientInformation(information: OAuthClientInformationMixed): void {
-    this.information = information;
-  }
-
-  tokens(): OAuthTokens {
-    return this.current;
-  }
-
-  saveTokens(tokens: OAuthTokens): void {
-    this.current = tokens;
-  }
-
-  redirectToAuthorization(): void {
-    if (this.noRedirect) throw new Error('this host cannot send the user to authorize');
-  }
-
-  saveCodeVerifier(verifier: string): void {
-    this.verifier = verifier;
-  }
-
-  codeVerifier(): string {
-    return this.verifier;
-  }
-}
 
 interface Sent {
   kind: Waiting | 'note' | 'terminate' | 'close';
@@ -105,7 +52,7 @@ export class ModernWorld {
     readonly transport: StreamableHTTPClientTransport,
     private readonly abandoned: ReadonlySet<string>,
     private readonly network: { setOnline(online: boolean): void },
-    private readonly provider: ModernProvider | undefined,
+    private readonly provider: RefreshingProvider | undefined,
   ) {
     transport.onmessage = (message) => {
       if (!('id' in message) || 'method' in message) return;
@@ -123,21 +70,10 @@ export class ModernWorld {
 
   static async open(config: ModernConfig): Promise<ModernWorld> {
     const puppet = await startPuppetServer();
-    // Every fetch is numbered; one the client aborts is abandoned at that very moment (as in executor.ts).
-    const abandoned = new Set<string>();
-    let fetches = 0;
-    const fetchFn: FetchLike = (url, init) => {
-      const client = String(++fetches);
-      const headers = new Headers(init?.headers);
-      headers.set('x-model-request', client);
-      const signal = init?.signal ?? undefined;
-      if (signal?.aborted === true) abandoned.add(client);
-      signal?.addEventListener('abort', () => abandoned.add(client), { once: true });
-      return fetch(url, { ...init, headers });
-    };
+    const { abandoned, fetchFn } = numberedFetch();
     const coverage: { inspect: Coverage['inspect'] } = { inspect: () => undefined };
     const network = manualNetwork(true);
-    const provider = config.auth ? new ModernProvider(`${puppet.origin}/`) : undefined;
+    const provider = config.auth ? new RefreshingProvider(`${puppet.origin}/`) : undefined;
     const transport = new StreamableHTTPClientTransport(puppet.url, {
       network,
       authProvider: provider,
