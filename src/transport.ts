@@ -118,7 +118,7 @@ export class StreamableHTTPClientTransport {
   readonly actor: Actor<ConnectionMachine>;
   private readonly http: HttpClient;
   private readonly authProvider: object | undefined;
-  /** E2: the versions the Client supports (`setSupportedProtocolVersions`), named in era errors. */
+  /** E2: the versions the Client supports (`setSupportedProtocolVersions`), for the host to read. */
   private supportedVersions: readonly string[] | undefined;
   /** What the I/O actors share; `io.plane` is the chart's `dataPlane` child's, while it runs. */
   private readonly io: TransportIo;
@@ -250,8 +250,9 @@ export class StreamableHTTPClientTransport {
   }
 
   /**
-   * Completes an OAuth redirect flow with the code from the redirect (or its whole query, whose `iss` is checked, RFC 9207), through the SDK's own
-   * `auth()`; then connect again (`client.connect(transport)` restarts this transport).
+   * Completes an OAuth redirect flow with the code from the redirect (or its whole query, whose
+   * `iss` is checked, RFC 9207), through the SDK's own `auth()`; then connect again
+   * (`client.connect(transport)` restarts this transport).
    */
   async finishAuth(codeOrParams: string | URLSearchParams, iss?: string): Promise<void> {
     if (this.authProvider === undefined) throw await unauthorizedError('No auth provider', this.io.sdk);
