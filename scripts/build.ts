@@ -15,10 +15,10 @@ for (const config of ['tsconfig.build.json', 'tsconfig.cli.json', 'tsconfig.cjs.
   execFileSync(process.execPath, [tsc, '-p', config], { stdio: 'inherit' });
 }
 writeFileSync('dist/cjs/package.json', '{ "type": "commonjs" }\n');
-chmodSync('dist/src/cli/main.js', 0o755);
+chmodSync('dist/src/devtools/cli/main.js', 0o755);
 
 await build({
-  entryPoints: ['dist/src/node.js', 'dist/machines/index.js', 'dist/src/testing.js', 'dist/src/devtools.js'],
+  entryPoints: ['dist/src/node.js', 'dist/machines/index.js', 'dist/src/testing.js', 'dist/src/devtools/index.js'],
   outdir: 'dist/node',
   outbase: 'dist',
   bundle: true,

@@ -1,14 +1,14 @@
 /**
  * `npm start`: the official SDK's server on 127.0.0.1, the SDK Client connected through this
  * transport, and the chart's lifecycle printed as it runs. A development script: it uses the SDK
- * (a dev dependency) and its demo server (src/demo-server.ts); the published command is src/cli/main.ts.
+ * (a dev dependency) and its demo server (src/devtools/demo-server.ts); the published command is src/devtools/cli/main.ts.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '../src/node.js';
-import { watchChart } from '../src/cli/chart.js';
-import { describeError as describe } from '../src/cli/failure.js';
-import { startDemoServer, type DemoServer } from '../src/demo-server.js';
+import { watchChart } from '../src/devtools/cli/chart.js';
+import { describeError as describe } from '../src/devtools/cli/failure.js';
+import { startDemoServer, type DemoServer } from '../src/devtools/demo-server.js';
 
 /** The longest the demo may run before it gives up. */
 const commandTimeoutMs = 20_000;

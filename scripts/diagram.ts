@@ -17,7 +17,7 @@ import type { AnyStateMachine, AnyStateNode } from 'xstate';
 import { connectionMachine } from '../machines/connection/index.js';
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
-import { descendants, transitionsOf } from '../src/view/chart-model.js';
+import { descendants, transitionsOf } from '../src/devtools/chart-model.js';
 
 export const regionStart = '<!-- chart:start -->';
 export const regionEnd = '<!-- chart:end -->';

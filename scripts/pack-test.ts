@@ -88,7 +88,7 @@ const required = [
   'dist/cjs/src/index.js',
   'dist/cjs/src/index.d.ts',
   'dist/cjs/machines/index.js',
-  'dist/src/cli/main.js',
+  'dist/src/devtools/cli/main.js',
   'dist/node/src/node.js',
   'dist/node/machines/index.js',
 ];

@@ -6,12 +6,12 @@ import {
   type SavedTransportState,
   type StreamableHTTPClientTransportOptions,
 } from '../../src/index.js';
-import { viewInspector } from '../../src/devtools.js';
+import { viewInspector } from '../../src/devtools/index.js';
 import { App, type PageMemory } from './app.js';
 
 // The MCP endpoint comes from the page's address: ?server=http://127.0.0.1:3000/mcp
 const server = new URLSearchParams(window.location.search).get('server');
-// W5: &view=http://127.0.0.1:PORT/ (the chart view, `tsx src/cli.ts view`) watches this page's transport live.
+// W5: &view=http://127.0.0.1:PORT/ (the chart view, `mcp-xstate-transport view`) watches this page's transport live.
 const view = new URLSearchParams(window.location.search).get('view');
 const inspect = view === null ? {} : { inspect: viewInspector(view).inspect };
 const container = document.getElementById('root');

@@ -1,5 +1,5 @@
 /**
- * W5: the chart view (src/view/) in headless Chromium (Debian's package, driven by
+ * W5: the chart view (src/devtools/view/) in headless Chromium (Debian's package, driven by
  * playwright-core), with no network beyond 127.0.0.1.
  *
  * Replay: the setup runs a fault-proxy scenario against the SDK's real server through the JSONL
@@ -16,8 +16,8 @@ import { fileURLToPath } from 'node:url';
 import type { Locator, Page } from 'playwright-core';
 import { build, preview } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createJsonlRecorder, type JsonlRecord } from '../../src/devtools.js';
-import { attachToView, serveView, type ViewServer } from '../../src/view/index.js';
+import { createJsonlRecorder, type JsonlRecord } from '../../src/devtools/index.js';
+import { attachToView, serveView, type ViewServer } from '../../src/devtools/view/index.js';
 import { newClient, textOf } from '../support/harness.js';
 import { startCorsServer } from './cors-server.js';
 import { launchChromium, patience, requireChromium, resultFile, screenshot, type Chromium } from './chromium.js';

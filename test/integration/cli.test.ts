@@ -1,5 +1,5 @@
 /**
- * The `mcp-xstate-transport` command, spawned as a user runs it (node on src/cli/main.ts through
+ * The `mcp-xstate-transport` command, spawned as a user runs it (node on src/devtools/cli/main.ts through
  * tsx) against the SDK's real server on 127.0.0.1, and against servers that are not MCP.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -22,7 +22,7 @@ interface Run {
 
 /** Spawns the CLI; `untilOutput` resolves when stdout shows a text (for --watch). */
 function cli(args: string[]): { child: ChildProcess; done: Promise<Run>; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/devtools/cli/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

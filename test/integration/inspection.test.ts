@@ -10,7 +10,7 @@ import { createInspector } from '@statelyai/inspect';
 import type { InspectionEvent } from 'xstate';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '../../src/index.js';
-import { attachToView, createJsonlRecorder } from '../../src/devtools.js';
+import { attachToView, createJsonlRecorder } from '../../src/devtools/index.js';
 import { startServer, type TestServer } from '../support/mcp-server.js';
 import { startLegacyServer } from '../support/legacy-server.js';
 import { approve, startAuthServer, startProtectedServer, TestOAuthClientProvider } from '../support/oauth-fixture.js';

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createWebSocketReceiver } from '@statelyai/inspect';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '../../src/index.js';
-import { inspectLive } from '../../src/devtools.js';
+import { inspectLive } from '../../src/devtools/index.js';
 import { startServer } from '../support/mcp-server.js';
 import { textOf, until } from '../support/harness.js';
 import { cleanups, runCleanups } from '../support/cleanups.js';
@@ -72,7 +72,7 @@ describe('U8: live inspection', () => {
 
   it('U8: the bridge is loaded only when asked for, with a clear error when the optional peer is missing', async () => {
     // The import is lazy: the devtools door itself loads without touching @statelyai/inspect.
-    const source = (await import('node:fs')).readFileSync(new URL('../../src/live.ts', import.meta.url), 'utf8');
+    const source = (await import('node:fs')).readFileSync(new URL('../../src/devtools/live.ts', import.meta.url), 'utf8');
     expect(source).not.toMatch(/^import .*@statelyai\/inspect/m);
     expect(source).toMatch(/needs the optional peer dependency @statelyai\/inspect/);
   });

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { graphOf, readSource, runtimeImports } from '../support/import-graph.js';
 
-const isDevtools = (file: string) =>
-  /^src\/(inspect|live|devtools|demo-server)\.ts$/.test(file) || file.startsWith('src/view/') || file.startsWith('src/cli/');
+/** Everything of the devtools door lives under one folder: the recorder, the view, live inspection, the CLI, the demo server. */
+const isDevtools = (file: string) => file.startsWith('src/devtools/');
 
 describe('the doors', () => {
   it('U6: the root entry (and the Node entry) load no devtools module', () => {
@@ -19,19 +19,32 @@ describe('the doors', () => {
   });
 
   it('U6: the devtools door reaches the recorder, the chart view and live inspection', () => {
-    const graph = graphOf('src/devtools.ts');
-    expect(graph.has('src/inspect.ts')).toBe(true);
-    expect(graph.has('src/live.ts')).toBe(true);
-    expect(graph.has('src/view/bridge.ts')).toBe(true);
+    const graph = graphOf('src/devtools/index.ts');
+    expect(graph.has('src/devtools/recorder.ts')).toBe(true);
+    expect(graph.has('src/devtools/live.ts')).toBe(true);
+    expect(graph.has('src/devtools/view/bridge.ts')).toBe(true);
+  });
+
+  it('U6: the recorder does not reach into the chart view (the view uses the recorder, never the other way)', () => {
+    const graph = graphOf('src/devtools/recorder.ts');
+    expect(graph.has('src/devtools/chart-model.ts')).toBe(true);
+    expect([...graph].filter((file) => file.startsWith('src/devtools/view/'))).toEqual([]);
+    const planted = (path: string) => {
+      const source = readSource(path);
+      return path === 'src/devtools/recorder.ts' ? `${source}\nexport { pageHtml } from './view/page.js';\n` : source;
+    };
+    expect([...graphOf('src/devtools/recorder.ts', planted)]).toContain('src/devtools/view/page.ts');
   });
 
   it('U6: the check can fail: a planted re-export of the recorder from the root is found', () => {
     const planted = (path: string) => {
       const source = readSource(path);
-      return path === 'src/index.ts' ? `${source}\nexport { createJsonlRecorder } from './inspect.js';\n` : source;
+      return path === 'src/index.ts' ? `${source}\nexport { createJsonlRecorder } from './devtools/recorder.js';\n` : source;
     };
-    expect([...graphOf('src/index.ts', planted)].filter(isDevtools)).toContain('src/inspect.ts');
+    expect([...graphOf('src/index.ts', planted)].filter(isDevtools)).toContain('src/devtools/recorder.ts');
     // A type-only import is erased, so it is no edge.
-    expect(runtimeImports("import type { JsonlRecord } from './inspect.js';\nexport type { X } from './view/bridge.js';")).toEqual([]);
+    expect(
+      runtimeImports("import type { JsonlRecord } from './devtools/recorder.js';\nexport type { X } from './view/bridge.js';"),
+    ).toEqual([]);
   });
 });

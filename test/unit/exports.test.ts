@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as api from '../../src/index.js';
 import * as nodeApi from '../../src/node.js';
-import * as devtools from '../../src/devtools.js';
+import * as devtools from '../../src/devtools/index.js';
 
 describe('the public API', () => {
   it('U6, W1-W3, E1, E9: src/index.ts exports the transport, its errors, the charts and the UI helpers, and nothing internal (devtools have their own door)', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
-import { createJsonlRecorder, type JsonlRecord } from '../../src/inspect.js';
+import { createJsonlRecorder, type JsonlRecord } from '../../src/devtools/recorder.js';
 import { redactingObserver } from '../../src/redaction.js';
 import { fingerprint } from '../../machines/connection/index.js';
 import { chartOptions, fakeIo, flush, handshake, machineWith, recordingSink } from './fakes.js';

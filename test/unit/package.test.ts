@@ -38,7 +38,7 @@ describe('the package', () => {
   });
 
   it('U7: the bin is the built CLI, and zod is no runtime dependency', () => {
-    expect(manifest.bin['mcp-xstate-transport']).toBe('./dist/src/cli/main.js');
+    expect(manifest.bin['mcp-xstate-transport']).toBe('./dist/src/devtools/cli/main.js');
     expect(Object.keys(manifest.dependencies).sort()).toEqual(['eventsource-parser', 'xstate']);
   });
 });

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createActor, emit, setup, type AnyStateNode } from 'xstate';
 import { connectionMachine, postStreamMachine, standaloneStreamMachine } from '../../machines/index.js';
-import { createJsonlRecorder, recordingFormat, type JsonlRecord } from '../../src/inspect.js';
+import { createJsonlRecorder, recordingFormat, type JsonlRecord } from '../../src/devtools/recorder.js';
 import { providedConnectionMachine } from '../../src/transport.js';
 import { chartOptions, fakeIo, machineWith, recordingSink } from './fakes.js';
 import {
@@ -24,7 +24,7 @@ import {
   type ChartNode,
   type RecordLine,
   type ViewServer,
-} from '../../src/view/index.js';
+} from '../../src/devtools/view/index.js';
 
 const servers: ViewServer[] = [];
 afterEach(async () => {

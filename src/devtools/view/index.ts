@@ -4,7 +4,7 @@
  */
 export { serveView, recorderLines, type ViewServer, type ViewServerOptions } from './server.js';
 export { attachToView, viewInspector, type ViewBridge, type ViewBridgeOptions } from './bridge.js';
-export { transportCharts, transportChartVersion, chartVersion, type ChartMachine, type ChartNode } from './chart-model.js';
+export { transportCharts, transportChartVersion, chartVersion, type ChartMachine, type ChartNode } from '../chart-model.js';
 export {
   parseRecording,
   frameAt,
@@ -16,4 +16,4 @@ export {
   type ActorFrame,
 } from './replay.js';
 export { pageHtml } from './page.js';
-export { packageVersion } from './version.js';
+export { packageVersion } from '../version.js';

@@ -3,7 +3,7 @@
  * page.ts, so it is one self-contained function: it uses only the DOM and the replay functions
  * it is handed (`lib`), never an import at run time.
  */
-import type { ChartMachine, ChartNode } from './chart-model.js';
+import type { ChartMachine, ChartNode } from '../chart-model.js';
 import type * as Replay from './replay.js';
 
 /** What the server tells the page at load. */

@@ -1,5 +1,5 @@
 /** What went wrong, as a message for people and an exit code for scripts. */
-import { ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
+import { ProtocolError, StreamableHTTPError } from '../../../machines/errors.js';
 import { UsageError } from './args.js';
 import { RpcError } from './session.js';
 

@@ -8,10 +8,10 @@
 import { Buffer } from 'node:buffer';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { recordingFormat } from '../inspect.js';
-import { transportChartVersion, transportCharts } from './chart-model.js';
+import { recordingFormat } from '../recorder.js';
+import { transportChartVersion, transportCharts } from '../chart-model.js';
 import { pageHtml } from './page.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from '../version.js';
 
 export interface ViewServerOptions {
   /** Loopback only: '127.0.0.1' (default) or '::1'. */

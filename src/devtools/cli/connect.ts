@@ -5,8 +5,8 @@
 import type { InspectionEvent } from 'xstate';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { createJsonlRecorder } from '../inspect.js';
-import { connectionEra, StreamableHTTPClientTransport } from '../node.js';
+import { createJsonlRecorder } from '../recorder.js';
+import { connectionEra, StreamableHTTPClientTransport } from '../../node.js';
 import type { CliOptions } from './args.js';
 import { watchChart } from './chart.js';
 import { attachToView } from '../view/bridge.js';

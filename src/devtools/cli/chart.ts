@@ -3,7 +3,7 @@
  * waiting to reconnect, which attempt it is waiting for and since when.
  */
 import type { AnyActorRef, StateValue } from 'xstate';
-import type { StreamableHTTPClientTransport } from '../transport.js';
+import type { StreamableHTTPClientTransport } from '../../transport.js';
 
 /** `{ open: { session: 'active', standalone: 'active' } }` → `open.session.active + open.standalone.active`. */
 export function renderStateValue(value: StateValue): string {

@@ -3,7 +3,7 @@
  * transport needs to run. The JSONL recorder (U4), the chart view's live bridge (W5), and live
  * inspection in the Stately inspector (U8). Every one of them is handed redacted events (X3).
  */
-export { createJsonlRecorder, toRecord, type JsonlRecord, type RecorderOptions } from './inspect.js';
+export { createJsonlRecorder, toRecord, type JsonlRecord, type RecorderOptions } from './recorder.js';
 export { attachToView, viewInspector, type ViewBridge, type ViewBridgeOptions } from './view/bridge.js';
 export { inspectLive, type LiveInspection, type LiveInspectionOptions } from './live.js';
-export { redactInspectionEvent, type InspectOption, type InspectOptions } from './redaction.js';
+export { redactInspectionEvent, type InspectOption, type InspectOptions } from '../redaction.js';

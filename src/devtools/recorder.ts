@@ -1,7 +1,7 @@
 import type { InspectionEvent, Observer } from 'xstate';
-import { redact, sessionFingerprint } from './redaction.js';
-import { transportChartVersion } from './view/chart-model.js';
-import { packageVersion } from './view/version.js';
+import { redact, sessionFingerprint } from '../redaction.js';
+import { transportChartVersion } from './chart-model.js';
+import { packageVersion } from './version.js';
 
 /**
  * U4, X1: a recorder of the chart's inspection events as JSON lines, for offline inspection.

@@ -6,8 +6,8 @@
  * costs the transport nothing: lines that cannot be delivered are dropped and counted.
  */
 import type { AnyActorRef, InspectionEvent, Observer, Snapshot, Subscription } from 'xstate';
-import { createJsonlRecorder, type RecorderOptions } from '../inspect.js';
-import type { FetchLike } from '../http/client.js';
+import { createJsonlRecorder, type RecorderOptions } from '../recorder.js';
+import type { FetchLike } from '../../http/client.js';
 
 export interface ViewBridgeOptions {
   /** The fetch used to POST lines (default: the global one). */

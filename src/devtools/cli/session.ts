@@ -2,8 +2,8 @@
  * A small MCP client over the transport, enough for the CLI: initialize, list, call, and answer
  * the server's pings. The CLI does not need the SDK (an optional peer of this package).
  */
-import type { JSONRPCMessage, JSONRPCNotification } from '../../machines/types.js';
-import type { StreamableHTTPClientTransport } from '../transport.js';
+import type { JSONRPCMessage, JSONRPCNotification } from '../../../machines/types.js';
+import type { StreamableHTTPClientTransport } from '../../transport.js';
 
 /** The protocol revision the CLI asks for; the server may answer with an older one it supports. */
 export const requestedProtocolVersion = '2025-11-25';

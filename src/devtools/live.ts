@@ -5,7 +5,7 @@
  * observer of the transport sees: redacted events (X3, src/redaction.ts).
  */
 import type { InspectionEvent, Observer } from 'xstate';
-import { McpTransportError } from '../machines/errors.js';
+import { McpTransportError } from '../../machines/errors.js';
 
 export interface LiveInspectionOptions {
   /** The bridge's port (default 8080). `@statelyai/inspect`'s bridge listens on every interface of this host. */
