@@ -46,7 +46,7 @@ export interface SendAttempts {
   stepUps: number;
 }
 
-/** Where decoded messages and out-of-band warnings go: the data plane, never the chart. */
+/** Where decoded messages and out-of-band warnings go: straight to the host, never the chart. */
 export interface MessageSink {
   deliver(message: JSONRPCMessage): void;
   /** A warning; with `once`, the chart says it only the first time for that key (its context remembers). */

@@ -27,7 +27,7 @@ interface DirectCall {
 const noAttempts = { auth: 0, stepUps: 0 } as const;
 
 /**
- * The data plane (ARCHITECTURE.md, "Bird's-eye view", the two planes): while the chart says so (its
+ * The data plane (ARCHITECTURE.md, "Control plane and data plane"): while the chart says so (its
  * `dataPlane` tag, read by the facade), a call is POSTed here and its JSON, 202 or SSE answer
  * goes straight to the sink, with no chart event and no actor. Whatever is not that happy answer
  * goes to the chart with the facts a POST child would report: `post.failed` (404, 401/403,

@@ -53,7 +53,7 @@ export type ConnectionEmitted =
 
 /**
  * What the chart tells its data plane (the `dataPlane` child, which POSTs the happy calls the
- * facade hands it; ARCHITECTURE.md, the two planes).
+ * facade hands it; ARCHITECTURE.md, "Control plane and data plane").
  */
 export type DataPlaneCommand =
   /**

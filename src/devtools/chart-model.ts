@@ -1,5 +1,5 @@
 /**
- * The walk over a machine's definition, shared by the README's Mermaid diagrams
+ * The walk over a machine's definition, shared by the Mermaid diagrams of docs/chart.md
  * (scripts/diagram.ts) and the chart view (W5): the state nodes in document order, the
  * transitions that change state with their labels, and a plain JSON model of the whole chart the
  * view's page draws as nested boxes. The chart version (a hash of state ids and transitions) is
@@ -109,7 +109,7 @@ export function chartNode(node: AnyStateNode): ChartNode {
   };
 }
 
-/** The three charts of the transport, in the README's order. */
+/** The three charts of the transport, in docs/chart.md's order. */
 export function transportCharts(): ChartMachine[] {
   return [
     { id: connectionMachine.id, title: 'Connection', root: chartNode(connectionMachine.root) },

@@ -35,7 +35,7 @@ export interface StreamReader {
 }
 
 /**
- * Reads one event-stream body. Every message goes straight to the sink (the data plane); the
+ * Reads one event-stream body. Every message goes straight to the sink (messages stay off the chart); the
  * chart hears once, at the end: the response that finished the stream, or how it ended.
  */
 export function readEventStream(options: ReaderOptions, report: (event: StreamReaderEvent) => void): StreamReader {

@@ -79,7 +79,7 @@ describe('W1: a saved transport state continues the session in a new transport',
     const call = server.requests.find((request) => request.rpc === 'tools/call');
     expect(call?.headers['mcp-session-id']).toBe(sessionId);
     expect(call?.headers['mcp-protocol-version']).toBe(protocolVersion);
-    // What the Client skipped: it never saw an InitializeResult on this page (README, "For UI apps").
+    // What the Client skipped: it never saw an InitializeResult on this page (docs/ui.md, W1).
     expect(client.getServerCapabilities()).toBeUndefined();
     expect(client.getServerVersion()).toBeUndefined();
   });

@@ -4,7 +4,7 @@ import { createMachine, fromPromise, setup, type AnyStateMachine, type AnyStateN
 import { connectionMachine } from '../../machines/connection/index.js';
 import { postStreamMachine } from '../../machines/post-stream.js';
 import { standaloneStreamMachine } from '../../machines/standalone-stream.js';
-import { chartRegion, machineToMermaid, readmePath, readRegion } from '../../scripts/diagram.js';
+import { chartPath, chartRegion, machineToMermaid, readRegion } from '../../scripts/diagram.js';
 
 /** Every state of a machine as its path, walked here independently of the generator. */
 function paths(machine: AnyStateMachine): string[] {
@@ -65,12 +65,12 @@ function arrows(diagram: string): string[] {
     .filter((line) => line.includes(' --> ') && !line.startsWith('[*]') && !line.endsWith('--> [*]'));
 }
 
-describe('the README chart', () => {
-  it('U3: the README chart is generated from the machine and is current', () => {
-    const readme = readFileSync(readmePath, 'utf8');
-    const region = readRegion(readme);
-    expect(region, 'README.md has no <!-- chart:start --> … <!-- chart:end --> region').toBeDefined();
-    // On failure: run `npm run diagram` and commit README.md.
+describe('the lifecycle chart (docs/chart.md)', () => {
+  it('U3: the chart in docs/chart.md is generated from the machine and is current', () => {
+    const page = readFileSync(chartPath, 'utf8');
+    const region = readRegion(page);
+    expect(region, 'docs/chart.md has no <!-- chart:start --> … <!-- chart:end --> region').toBeDefined();
+    // On failure: run `npm run diagram` and commit docs/chart.md.
     expect(region).toBe(chartRegion());
   });
 
