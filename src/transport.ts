@@ -20,7 +20,12 @@ import { attachIo, connectionSystemId, ioActors, type TransportIo } from './acto
 import { redactingObserver } from './redaction.js';
 import { chooseSender, HttpClient } from './http/client.js';
 import { baseHeaders, perRequestHeaders } from './http/headers.js';
-import { resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
+import {
+  resolveChartOptions,
+  resolveExchangeOptions,
+  resolveNodeClientOptions,
+  type StreamableHTTPClientTransportOptions,
+} from './options.js';
 import { validateMessage } from './schema.js';
 import { authorize, unauthorizedError } from './http/auth.js';
 import { browserNetwork } from './network.js';
@@ -132,10 +137,12 @@ export class StreamableHTTPClientTransport {
     this.authProvider = options.authProvider;
     const { headers, signal, ...init } = options.requestInit ?? {};
     const redirectPolicy = options.redirectPolicy ?? 'same-origin';
+    // N1, N2: checked before anything starts; a bad value throws InvalidOptionsError.
+    const net = resolveNodeClientOptions(options);
     this.http = new HttpClient({
       url: endpoint,
       signal: signal ?? undefined,
-      ...chooseSender({ fetch: options.fetch, init, redirectPolicy }),
+      ...chooseSender({ fetch: options.fetch, init, redirectPolicy, net }),
       init,
       headers: baseHeaders(headers, options.authProvider !== undefined),
       tokens: options.authProvider,

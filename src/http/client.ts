@@ -1,7 +1,8 @@
-import { TransportClosedError } from '../../machines/errors.js';
+import { InvalidOptionsError, TransportClosedError } from '../../machines/errors.js';
 import type { ChunkSource } from '../../machines/types.js';
 import { discardBody } from './body.js';
 import type { BaseHeaders } from './headers.js';
+import type { NodeClientOptions } from '../options.js';
 
 /** A `fetch`-compatible function (the `fetch` option). */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -87,8 +88,11 @@ function fetchSender(fetchFn: FetchLike): HttpSend {
   };
 }
 
-/** H11: makes the fast client for a transport's `requestInit`, or undefined when only fetch honours it. */
-export type FastClientFactory = (init: RequestInit, fallback: HttpSend) => HttpSend | undefined;
+/**
+ * H11: makes the fast client for a transport's `requestInit` and network options (N1, N2), or
+ * undefined when only fetch honours `requestInit`.
+ */
+export type FastClientFactory = (init: RequestInit, fallback: HttpSend, net: NodeClientOptions) => HttpSend | undefined;
 
 let fastClient: FastClientFactory | undefined;
 
@@ -99,15 +103,31 @@ export function registerFastClient(factory: FastClientFactory): void {
 
 /**
  * The sender for a transport: the caller's fetch when given (H9); else the registered fast
- * client when `requestInit` and the redirect policy allow it; else the global fetch.
+ * client when `requestInit` and the redirect policy allow it; else the global fetch. N1, N2: a
+ * `proxy` or `tls` option that no sender can honour is refused.
  */
-export function chooseSender(options: { fetch: FetchLike | undefined; init: RequestInit; redirectPolicy: 'same-origin' | 'follow' }): {
+export function chooseSender(options: {
+  fetch: FetchLike | undefined;
+  init: RequestInit;
+  redirectPolicy: 'same-origin' | 'follow';
+  net: NodeClientOptions;
+}): {
   fetch: FetchLike;
   send: HttpSend;
 } {
   const fetchFn: FetchLike = options.fetch ?? ((input, requestInit) => fetch(input, requestInit));
   const viaFetch = fetchSender(fetchFn);
-  const fast = options.fetch === undefined && options.redirectPolicy === 'same-origin' ? fastClient?.(options.init, viaFetch) : undefined;
+  const fast =
+    options.fetch === undefined && options.redirectPolicy === 'same-origin' ? fastClient?.(options.init, viaFetch, options.net) : undefined;
+  if (fast === undefined && (options.net.proxy !== undefined || options.net.tls !== undefined)) {
+    throw new InvalidOptionsError(
+      fastClient === undefined
+        ? 'proxy and tls are options of the Node HTTP client, and this is not the Node entry of the package (a browser keeps its own)'
+        : options.redirectPolicy !== 'same-origin'
+          ? "proxy and tls need the Node HTTP client, which redirectPolicy 'follow' replaces with fetch"
+          : 'proxy and tls need the Node HTTP client, and a requestInit field only fetch honours (e.g. dispatcher) replaces it with fetch',
+    );
+  }
   return { fetch: fetchFn, send: fast ?? viaFetch };
 }
 
