@@ -3,6 +3,7 @@ import type { ChunkSource } from '../../machines/types.js';
 import { discardBody } from './body.js';
 import type { BaseHeaders } from './headers.js';
 import type { NodeClientOptions } from '../options.js';
+import type { CookieStore } from './cookies.js';
 
 /** A `fetch`-compatible function (the `fetch` option). */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -17,7 +18,8 @@ export interface HttpResponse {
   readonly ok: boolean;
   /** 'opaqueredirect' only from a browser's fetch. */
   readonly type: string;
-  readonly headers: { get(name: string): string | null };
+  /** `getSetCookie` (N3): each `Set-Cookie` field apart, as fetch's `Headers` gives them. */
+  readonly headers: { get(name: string): string | null; getSetCookie?(): string[] };
   readonly body: ReadableStream<Uint8Array> | null;
   /** The Node client's body as chunks, read without making a web stream (see `bodyOf`). */
   readonly chunks?: ChunkSource | undefined;
@@ -95,10 +97,21 @@ function fetchSender(fetchFn: FetchLike): HttpSend {
 export type FastClientFactory = (init: RequestInit, fallback: HttpSend, net: NodeClientOptions) => HttpSend | undefined;
 
 let fastClient: FastClientFactory | undefined;
+let cookieStore: ((endpoint: URL) => CookieStore) | undefined;
 
 /** The Node entry registers its client here; the browser entry never does, so browsers use fetch. */
 export function registerFastClient(factory: FastClientFactory): void {
   fastClient = factory;
+}
+
+/** N3: the Node entry registers its cookie jar here; the browser entry never does: a browser keeps its own cookies. */
+export function registerCookieStore(factory: (endpoint: URL) => CookieStore): void {
+  cookieStore = factory;
+}
+
+/** N3: a transport's cookie jar for its endpoint's origin; none in a browser, or with `cookies: false`. */
+export function cookieStoreFor(endpoint: URL, enabled: boolean | undefined): CookieStore | undefined {
+  return enabled === false ? undefined : cookieStore?.(endpoint);
 }
 
 /**
@@ -131,6 +144,38 @@ export function chooseSender(options: {
   return { fetch: fetchFn, send: fast ?? viaFetch };
 }
 
+/**
+ * N3: `send` with the cookie jar: each request (a followed redirect too) carries the jar's
+ * cookies for its URL after the caller's own, and each response's `Set-Cookie` is kept before
+ * the response is handed on, so the next request carries it.
+ */
+function withCookies(send: HttpSend, jar: CookieStore): HttpSend {
+  return (url, init, control) => {
+    const cookie = jar.header(url);
+    let sent = init;
+    if (cookie !== undefined) {
+      // Copies: a followed redirect is sent with the same init, and must not carry the cookies twice.
+      const headers: Record<string, string> = Object.assign({}, init.headers as Record<string, string> | undefined);
+      const own = headers.cookie;
+      headers.cookie = own === undefined || own === '' ? cookie : `${own}; ${cookie}`;
+      sent = Object.assign({}, init);
+      sent.headers = headers;
+    }
+    return send(url, sent, control).then((response) => {
+      const kept = jar.keep(url, setCookiesOf(response));
+      return kept === undefined ? response : kept.then(() => response);
+    });
+  };
+}
+
+/** Each `Set-Cookie` field of a response: from `getSetCookie()` when the response has it, else split from the joined value. */
+function setCookiesOf(response: HttpResponse): readonly string[] {
+  if (typeof response.headers.getSetCookie === 'function') return response.headers.getSetCookie();
+  const joined = response.headers.get('set-cookie');
+  // A comma starts a new cookie only before `name=`: an Expires date's comma ("Wed, 21 Oct …") does not.
+  return joined === null ? [] : joined.split(/,\s*(?=[^;,=\s]+=)/);
+}
+
 /** The part of the SDK's `OAuthClientProvider` this module reads: the current tokens. */
 export interface TokenSource {
   tokens(): { access_token: string; token_type?: string } | undefined | Promise<{ access_token: string; token_type?: string } | undefined>;
@@ -150,6 +195,8 @@ export interface HttpConfig {
   tokens: TokenSource | undefined;
   /** A3: 'same-origin' follows a redirect only within the origin; 'follow' leaves redirects to fetch. */
   redirectPolicy: 'same-origin' | 'follow';
+  /** N3: the session's cookies, kept for the endpoint's origin; undefined: none kept (browser, `cookies: false`). */
+  cookies: CookieStore | undefined;
 }
 
 const maxRedirects = 5;
@@ -220,10 +267,20 @@ export class HttpClient {
   /** Removes this lifetime's one listener from the caller's signal. */
   private unlinkOuter: (() => void) | undefined;
 
-  constructor(private readonly config: HttpConfig) {}
+  /** `config.send`, with the cookie jar when there is one (N3). */
+  private readonly send: HttpSend;
+
+  constructor(private readonly config: HttpConfig) {
+    this.send = config.cookies === undefined ? config.send : withCookies(config.send, config.cookies);
+  }
 
   get url(): URL {
     return this.config.url;
+  }
+
+  /** N3: the session ended (the chart's `session.ended`): its cookies go with it. */
+  forgetCookies(): void {
+    this.config.cookies?.clear();
   }
 
   /** A new lifetime for a new start; the previous one stays ended. */
@@ -305,7 +362,7 @@ export class HttpClient {
       init.method = spec.method;
       init.headers = headers;
       if (spec.body !== undefined) init.body = spec.body;
-      const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init, this.config.send, control);
+      const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init, this.send, control);
       return { response, release, abort, detach };
     } catch (error) {
       release();

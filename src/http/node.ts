@@ -311,7 +311,7 @@ class NodeResponse implements HttpResponse, ChunkSource {
   readonly status: number;
   readonly statusText: string;
   readonly ok: boolean;
-  readonly headers: { get(name: string): string | null };
+  readonly headers: { get(name: string): string | null; getSetCookie(): string[] };
   bodyUsed = false;
   private stream: ReadableStream<Uint8Array> | undefined;
 
@@ -330,6 +330,13 @@ class NodeResponse implements HttpResponse, ChunkSource {
     this.headers = {
       get(name: string): string | null {
         return rawHeader(raw, name);
+      },
+      getSetCookie(): string[] {
+        const fields: string[] = [];
+        for (let i = 0; i + 1 < raw.length; i += 2) {
+          if (raw[i]?.length === 10 && raw[i]?.toLowerCase() === 'set-cookie') fields.push(raw[i + 1] ?? '');
+        }
+        return fields;
       },
     };
   }

@@ -1,16 +1,20 @@
 /**
- * N1, N2: the networks between client and server, on Node's own HTTP client: proxies from the
+ * N1-N3: the networks between client and server, on Node's own HTTP client: proxies from the
  * environment or the `proxy` option (a local CONNECT and forwarding proxy sees the traffic), TLS
- * settings (self-signed servers made with openssl, one requiring a client certificate).
+ * settings (self-signed servers made with openssl, one requiring a client certificate), and
+ * cookie affinity behind a sticky balancer in front of two real SDK servers.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { getGlobalDispatcher, ProxyAgent, setGlobalDispatcher } from 'undici';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InvalidOptionsError, StreamableHTTPClientTransport, StreamableHTTPError } from '../../src/index.js';
+import { originCookieStore } from '../../src/http/cookies.js';
 import { rejection, Started, textOf } from '../support/harness.js';
 import { startForwardProxy, type ForwardProxy } from '../support/forward-proxy.js';
 import { selfSigned } from '../support/certs.js';
+import { startStickyBalancer, type StickyBalancer } from '../support/sticky-balancer.js';
 import { cleanups, runCleanups } from '../support/cleanups.js';
+import type { TestServer } from '../support/mcp-server.js';
 
 type Options = ConstructorParameters<typeof StreamableHTTPClientTransport>[1];
 
@@ -193,5 +197,108 @@ describe('N1-N3: options', () => {
       expect(error, name).toBeInstanceOf(InvalidOptionsError);
       expect(String(error), name).toContain(name);
     }
+  });
+});
+
+/** Two replicas of the SDK server behind a balancer sticky by cookie. */
+async function replicas(): Promise<{ servers: TestServer[]; balancer: StickyBalancer }> {
+  const servers = [await started.serve(), await started.serve()];
+  const balancer = await startStickyBalancer(servers.map((s) => s.url));
+  cleanups.push(() => balancer.close());
+  return { servers, balancer };
+}
+
+/**
+ * `calls` echo calls over one transport to the balancer, as an app would make them: a call that
+ * fails (the transport gave up on its session) is counted, and the Client connects again before
+ * the next. Lost sessions: the replicas' 404 answers; re-initializes: every initialize but the first.
+ */
+async function run(calls: number, options: Options) {
+  clearProxyEnv();
+  const { servers, balancer } = await replicas();
+  const transport = new StreamableHTTPClientTransport(balancer.url, options);
+  const client = started.client(new Client({ name: 'n3', version: '0' }));
+  const connected = async (): Promise<boolean> => {
+    try {
+      await client.connect(transport);
+      return true;
+    } catch {
+      await client.close();
+      return false;
+    }
+  };
+  let up = await connected();
+  let failed = 0;
+  for (let i = 0; i < calls; i++) {
+    if (!up && !(up = await connected())) {
+      failed++;
+      continue;
+    }
+    try {
+      const result = await client.callTool({ name: 'echo', arguments: { text: `call ${i}` } });
+      if (textOf(result) !== `call ${i}`) failed++;
+    } catch {
+      failed++;
+      await client.close();
+      up = await connected();
+    }
+  }
+  const initializes = servers.reduce((n, s) => n + s.requests.filter((r) => r.rpc === 'initialize').length, 0);
+  return { servers, balancer, client, failed, reinitialized: initializes - 1, lost: balancer.statuses.get(404) ?? 0 };
+}
+
+describe('N3: cookie affinity', () => {
+  it('N3: behind a balancer sticky by cookie, 1,000 calls over two replicas lose no session and never re-initialize; POST, GET and DELETE carry the cookie', async () => {
+    const { servers, balancer, client, failed, reinitialized, lost } = await run(1_000, {});
+    console.info(`N3 cookies on: 1000 calls, ${failed} failed, ${lost} lost sessions (404), ${reinitialized} re-initializes`);
+    expect({ failed, lost, reinitialized }).toEqual({ failed: 0, lost: 0, reinitialized: 0 });
+    await client.close();
+    // Only the first request came without the cookie; every later one was pinned to the replica of the session.
+    expect(balancer.unpinned).toBe(1);
+    const serving = servers.find((s) => s.requests.length > 1);
+    const requests = serving?.requests ?? [];
+    expect(new Set(requests.map((r) => r.method))).toEqual(new Set(['POST', 'GET', 'DELETE']));
+    for (const request of requests.slice(1)) expect(request.headers.cookie, request.method).toMatch(/^replica=\d$/);
+  });
+
+  // Every call of this run meets a replica that does not know its session: 100 calls (1,000 take ~40 s on two busy cores).
+  it('N3: with cookies: false the same run (100 calls) loses sessions and re-initializes: requests land on the replica that does not know the session', async () => {
+    const { failed, reinitialized, lost } = await run(100, { cookies: false });
+    console.info(`N3 cookies off: 100 calls, ${failed} failed, ${lost} lost sessions (404), ${reinitialized} re-initializes`);
+    expect(lost).toBeGreaterThan(0);
+    expect(reinitialized).toBeGreaterThan(0);
+  }, 60_000);
+
+  it("N3: the jar is cleared when the session ends: after close() the next session's initialize carries no cookie; a user fetch on Node keeps cookies too", async () => {
+    clearProxyEnv();
+    const { servers, balancer } = await replicas();
+    const transport = new StreamableHTTPClientTransport(balancer.url, { fetch: (url, init) => fetch(url, init) });
+    const first = started.client(new Client({ name: 'n3', version: '0' }));
+    await first.connect(transport);
+    for (let i = 0; i < 20; i++) await first.callTool({ name: 'echo', arguments: { text: 'x' } });
+    await first.close();
+    expect(balancer.unpinned).toBe(1);
+    const second = started.client(new Client({ name: 'n3', version: '0' }));
+    await second.connect(transport);
+    await second.callTool({ name: 'echo', arguments: { text: 'x' } });
+    await second.close();
+    const initializes = servers.flatMap((s) => s.requests.filter((r) => r.rpc === 'initialize'));
+    expect(initializes).toHaveLength(2);
+    for (const initialize of initializes) expect(initialize.headers.cookie).toBeUndefined();
+    expect(balancer.unpinned).toBe(2);
+    expect(balancer.statuses.get(404) ?? 0).toBe(0);
+  });
+
+  it('N3: cookies are kept for the exact origin: not sent to another port or scheme of the same host, nor kept from them', async () => {
+    const jar = originCookieStore(new URL('http://127.0.0.1:8080/mcp'));
+    await jar.keep(new URL('http://127.0.0.1:8080/mcp'), ['a=1; Path=/', 'b=2; Expires=Wed, 21 Oct 2099 07:28:00 GMT']);
+    // Answers from another origin are not kept: nothing to wait for.
+    expect(jar.keep(new URL('http://127.0.0.1:9090/mcp'), ['c=3'])).toBeUndefined();
+    expect(jar.keep(new URL('https://127.0.0.1:8080/mcp'), ['d=4'])).toBeUndefined();
+    expect(jar.header(new URL('http://127.0.0.1:8080/mcp'))).toBe('a=1; b=2');
+    expect(jar.header(new URL('http://127.0.0.1:9090/mcp'))).toBeUndefined();
+    expect(jar.header(new URL('https://127.0.0.1:8080/mcp'))).toBeUndefined();
+    jar.clear();
+    expect(jar.header(new URL('http://127.0.0.1:8080/mcp'))).toBeUndefined();
   });
 });
