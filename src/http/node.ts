@@ -13,8 +13,6 @@ import type * as Zlib from 'node:zlib';
 import type { ChunkReader, ChunkSource } from '../../machines/types.js';
 import type { FastClientFactory, HttpResponse, HttpSend, RequestControl } from './client.js';
 import type { NodeClientOptions, TlsOptions } from '../options.js';
-import type * as HttpsProxyAgentModule from 'https-proxy-agent';
-import type * as HttpProxyAgentModule from 'http-proxy-agent';
 
 /**
  * An idle socket is closed after 4 s (as fetch's dispatcher does), or sooner when the server's
@@ -49,12 +47,23 @@ async function loadZlib(): Promise<typeof Zlib> {
  * absolute-form requests for http), loaded only when a request goes through a proxy. One agent
  * per proxy and scheme, shared like the direct agents, so tunnels are kept alive and reused.
  */
-let proxyModules: { https: typeof HttpsProxyAgentModule; http: typeof HttpProxyAgentModule } | undefined;
+type ProxyAgentClass = new (proxy: URL, options: http.AgentOptions) => http.Agent;
+interface ProxyModules {
+  https: { HttpsProxyAgent: ProxyAgentClass };
+  http: { HttpProxyAgent: ProxyAgentClass };
+}
+let proxyModules: ProxyModules | undefined;
 const proxyAgents = new Map<string, http.Agent>();
+
+// A name in a variable (as src/live.ts): the CommonJS build leaves these ESM-only packages to Node's loader.
+const load = (name: string): Promise<unknown> => import(name);
 
 async function loadProxyAgents(): Promise<void> {
   try {
-    const [httpsModule, httpModule] = await Promise.all([import('https-proxy-agent'), import('http-proxy-agent')]);
+    const [httpsModule, httpModule] = (await Promise.all([load('https-proxy-agent'), load('http-proxy-agent')])) as [
+      ProxyModules['https'],
+      ProxyModules['http'],
+    ];
     proxyModules ??= { https: httpsModule, http: httpModule };
   } catch (cause) {
     // Fails the request as a network failure would, saying what is missing.
@@ -63,7 +72,7 @@ async function loadProxyAgents(): Promise<void> {
 }
 
 /** The agent for requests to `scheme` URLs through `proxy`; the modules must be loaded. */
-function proxyAgent(modules: NonNullable<typeof proxyModules>, proxy: URL, scheme: string): http.Agent {
+function proxyAgent(modules: ProxyModules, proxy: URL, scheme: string): http.Agent {
   const key = `${scheme}${proxy.href}`;
   let agent = proxyAgents.get(key);
   if (agent === undefined) {
