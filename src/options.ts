@@ -192,7 +192,8 @@ export function resolveNodeClientOptions(options: StreamableHTTPClientTransportO
       throw new InvalidOptionsError('tls.servername must be a host name');
     }
   }
-  if (options.fetch !== undefined && (proxyUrl !== undefined || tls !== undefined)) {
+  // `proxy: false` (no proxy) asks nothing a fetch cannot do.
+  if (options.fetch !== undefined && (proxyUrl instanceof URL || tls !== undefined)) {
     throw new InvalidOptionsError(
       "proxy and tls configure this transport's Node HTTP client, which a given fetch replaces: configure your fetch's own dispatcher instead",
     );

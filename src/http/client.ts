@@ -132,7 +132,8 @@ export function chooseSender(options: {
   const viaFetch = fetchSender(fetchFn);
   const fast =
     options.fetch === undefined && options.redirectPolicy === 'same-origin' ? fastClient?.(options.init, viaFetch, options.net) : undefined;
-  if (fast === undefined && (options.net.proxy !== undefined || options.net.tls !== undefined)) {
+  // `proxy: false` (no proxy) is what fetch does anyway.
+  if (fast === undefined && (options.net.proxy instanceof URL || options.net.tls !== undefined)) {
     throw new InvalidOptionsError(
       fastClient === undefined
         ? 'proxy and tls are options of the Node HTTP client, and this is not the Node entry of the package (a browser keeps its own)'

@@ -197,6 +197,8 @@ describe('N1-N3: options', () => {
       expect(error, name).toBeInstanceOf(InvalidOptionsError);
       expect(String(error), name).toContain(name);
     }
+    // No proxy is what a fetch of the caller does anyway.
+    expect(() => new StreamableHTTPClientTransport(url, { proxy: false, fetch: globalThis.fetch })).not.toThrow();
   });
 });
 
