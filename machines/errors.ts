@@ -92,6 +92,9 @@ export class ModernOnlyServerError extends ProtocolError {
 /** W2: `send()` while the network is known to be gone: refused at once, nothing queued; the session lives on. */
 export class OfflineError extends McpTransportError {}
 
+/** A constructor option has a value the transport cannot use (N1-N3: `proxy`, `tls`, `cookies`); the message names the option. */
+export class InvalidOptionsError extends McpTransportError {}
+
 /** The HTTP status an error carries itself (a StreamableHTTPError's, or any error's numeric `status`). */
 export function statusOf(error: unknown): number | undefined {
   return error instanceof Error && 'status' in error && typeof error.status === 'number' ? error.status : undefined;

@@ -10,5 +10,6 @@ export {
   TransportFailedError,
   InvalidMessageError,
   OfflineError,
+  InvalidOptionsError,
   ModernOnlyServerError,
 } from '../machines/errors.js';

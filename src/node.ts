@@ -1,11 +1,15 @@
 /**
  * The package's entry on Node (the `node` export condition): the public API of `index.ts`, with
- * requests made through `node:http` when the caller passes no `fetch` (H11). Browsers and
- * bundlers for the web get `index.ts`, which never imports a Node module (U5).
+ * requests made through `node:http` when the caller passes no `fetch` (H11), and a cookie jar
+ * for the session (N3). Browsers and bundlers for the web get `index.ts`, which never imports a
+ * Node module (U5).
  */
-import { registerFastClient } from './http/client.js';
+import { registerCookieStore, registerFastClient } from './http/client.js';
+import { originCookieStore } from './http/cookies.js';
 import { nodeHttpClient } from './http/node.js';
 
 registerFastClient(nodeHttpClient);
+// N3: cookie affinity on Node, whichever client carries the requests (a browser keeps its own cookies).
+registerCookieStore(originCookieStore);
 
 export * from './index.js';

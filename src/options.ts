@@ -5,6 +5,33 @@ import type { FetchLike, TokenSource } from './http/client.js';
 import type { NetworkSignal } from './network.js';
 import type { SavedTransportState } from './saved-state.js';
 import type { ExchangeOptions } from './http/exchanges.js';
+import { InvalidOptionsError } from '../machines/errors.js';
+
+/** A PEM text or its bytes (a Node `Buffer` is one), or several. */
+export type PemInput = string | Uint8Array | readonly (string | Uint8Array)[];
+
+/**
+ * N2: TLS settings of Node's HTTP client for https endpoints, as `node:tls` takes them. Given,
+ * they apply to the transport's own requests (and through a proxy's tunnel, N1); a user's
+ * `fetch` has its own.
+ */
+export interface TlsOptions {
+  /** Certificate authorities to trust instead of Node's bundled roots: e.g. a company CA, or a self-signed server's certificate. */
+  ca?: PemInput | undefined;
+  /** mTLS: the client's certificate chain (PEM), sent when the server asks for one; needs `key`. */
+  cert?: PemInput | undefined;
+  /** mTLS: the private key of `cert` (PEM). */
+  key?: PemInput | undefined;
+  /** The name the server's certificate must carry (and the SNI sent) when it is not the URL's host, e.g. connecting by IP address. */
+  servername?: string | undefined;
+}
+
+/** N1, N2: what the Node client needs of the options besides `requestInit`. */
+export interface NodeClientOptions {
+  /** undefined: the environment's `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY`; false: no proxy; a URL: every request through it. */
+  proxy: URL | false | undefined;
+  tls: TlsOptions | undefined;
+}
 
 /**
  * Options of `StreamableHTTPClientTransport`. The first group has the names and meanings of the
@@ -102,6 +129,76 @@ export interface StreamableHTTPClientTransportOptions {
    * only: session IDs as fingerprints, no credential, messages as method and id unless `bodies`.
    */
   inspect?: InspectOption | undefined;
+  /**
+   * N1, on Node's own HTTP client (no `fetch` given): the proxy every request goes through, an
+   * `http:` or `https:` URL such as `'http://proxy.internal:3128'` (with `user:password@` for
+   * Basic proxy authorization). https endpoints are reached through a CONNECT tunnel, http ones
+   * as absolute-form requests. Default: `HTTPS_PROXY` / `HTTP_PROXY` (either case) from the
+   * environment, except for the hosts in `NO_PROXY`; `false`: no proxy, whatever the environment
+   * says. Given (a URL or `false`), it also wins over a global undici dispatcher.
+   */
+  proxy?: string | URL | false | undefined;
+  /**
+   * N2, on Node's own HTTP client (no `fetch` given): TLS for https endpoints: `ca` to trust a
+   * private or self-signed certificate, `cert` and `key` for mutual TLS, `servername` to verify
+   * (and send as SNI) another name than the URL's host.
+   */
+  tls?: TlsOptions | undefined;
+  /**
+   * N3: keep the cookies the server sets (`Set-Cookie`, e.g. a load balancer's affinity cookie)
+   * and send them back on every later POST, GET and DELETE to the endpoint's origin, until the
+   * session ends (close, `terminateSession()`, failure, or a session the server forgot). Default
+   * true on Node, the user's `fetch` included; `false` sends no cookie but the caller's own. In a
+   * browser the browser keeps cookies (`requestInit.credentials`), and this option does nothing.
+   */
+  cookies?: boolean | undefined;
+}
+
+function isPem(value: unknown): boolean {
+  const one = (item: unknown) => typeof item === 'string' || item instanceof Uint8Array;
+  return one(value) || (Array.isArray(value) && value.length > 0 && value.every(one));
+}
+
+/**
+ * N1-N3: the network options checked and resolved; a bad value throws `InvalidOptionsError`
+ * naming the option, at construction rather than at the first request.
+ */
+export function resolveNodeClientOptions(options: StreamableHTTPClientTransportOptions): NodeClientOptions {
+  const { proxy, tls, cookies } = options;
+  if (cookies !== undefined && typeof cookies !== 'boolean') throw new InvalidOptionsError('cookies must be true or false');
+  let proxyUrl: URL | false | undefined;
+  if (proxy === false || proxy === undefined) proxyUrl = proxy;
+  else {
+    if (typeof proxy !== 'string' && !(proxy instanceof URL)) throw new InvalidOptionsError('proxy must be a URL (string or URL) or false');
+    try {
+      proxyUrl = new URL(proxy);
+    } catch {
+      throw new InvalidOptionsError('proxy is not a URL (expected e.g. http://proxy.internal:3128)');
+    }
+    if (proxyUrl.protocol !== 'http:' && proxyUrl.protocol !== 'https:') {
+      throw new InvalidOptionsError(`proxy must be an http: or https: URL, not ${proxyUrl.protocol}`);
+    }
+  }
+  if (tls !== undefined) {
+    const given: unknown = tls;
+    if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new InvalidOptionsError('tls must be an object');
+    for (const name of ['ca', 'cert', 'key'] as const) {
+      if (tls[name] !== undefined && !isPem(tls[name]))
+        throw new InvalidOptionsError(`tls.${name} must be PEM text or bytes, or a list of them`);
+    }
+    if ((tls.cert === undefined) !== (tls.key === undefined))
+      throw new InvalidOptionsError('tls.cert and tls.key go together (mutual TLS)');
+    if (tls.servername !== undefined && (typeof tls.servername !== 'string' || tls.servername === '')) {
+      throw new InvalidOptionsError('tls.servername must be a host name');
+    }
+  }
+  // `proxy: false` (no proxy) asks nothing a fetch cannot do.
+  if (options.fetch !== undefined && (proxyUrl instanceof URL || tls !== undefined)) {
+    throw new InvalidOptionsError(
+      "proxy and tls configure this transport's Node HTTP client, which a given fetch replaces: configure your fetch's own dispatcher instead",
+    );
+  }
+  return { proxy: proxyUrl, tls };
 }
 
 export function resolveChartOptions(

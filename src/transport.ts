@@ -18,9 +18,14 @@ import { InvalidMessageError, McpTransportError, OfflineError, StreamEndedError,
 import { resumePoint } from '../machines/standalone-stream.js';
 import { attachIo, connectionSystemId, ioActors, type TransportIo } from './actors.js';
 import { redactingObserver } from './redaction.js';
-import { chooseSender, HttpClient } from './http/client.js';
+import { chooseSender, cookieStoreFor, HttpClient } from './http/client.js';
 import { baseHeaders, perRequestHeaders } from './http/headers.js';
-import { resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
+import {
+  resolveChartOptions,
+  resolveExchangeOptions,
+  resolveNodeClientOptions,
+  type StreamableHTTPClientTransportOptions,
+} from './options.js';
 import { validateMessage } from './schema.js';
 import { authorize, unauthorizedError } from './http/auth.js';
 import { browserNetwork } from './network.js';
@@ -132,14 +137,17 @@ export class StreamableHTTPClientTransport {
     this.authProvider = options.authProvider;
     const { headers, signal, ...init } = options.requestInit ?? {};
     const redirectPolicy = options.redirectPolicy ?? 'same-origin';
+    // N1-N3: checked before anything starts; a bad value throws InvalidOptionsError.
+    const net = resolveNodeClientOptions(options);
     this.http = new HttpClient({
       url: endpoint,
       signal: signal ?? undefined,
-      ...chooseSender({ fetch: options.fetch, init, redirectPolicy }),
+      ...chooseSender({ fetch: options.fetch, init, redirectPolicy, net }),
       init,
       headers: baseHeaders(headers, options.authProvider !== undefined),
       tokens: options.authProvider,
       redirectPolicy,
+      cookies: cookieStoreFor(endpoint, options.cookies),
     });
     const sink: MessageSink = {
       // A handler that throws must not stop the chart that delivered to it: it is told through onerror.
@@ -397,6 +405,10 @@ export class StreamableHTTPClientTransport {
       case 'closed':
         this.http.end();
         this.onclose?.();
+        return;
+      case 'session.ended':
+        // N3: what was kept for the session (its cookies) ends with it.
+        this.http.forgetCookies();
         return;
       case 'session.changed':
         return;

@@ -292,6 +292,8 @@ export const sharedActions = actions({
     assertEvent(event, ['send', 'session.terminate']);
     event.ticket.failed(context.error ?? new TransportClosedError('transport is closed or not started; call start()'));
   },
+  /** N3: the session is over (closed, terminated, failed, or forgotten by the server): the host drops what it kept for it. */
+  emitSessionEnded: emit({ type: 'session.ended' as const }),
 });
 
 export type { PostRecord };

@@ -121,7 +121,7 @@ export const sessionClosingStates = {
         {
           guard: { type: 'deleteAccepted', params: deleteStatus },
           target: '#connection.connecting',
-          actions: ['acknowledgeTerminate', 'forgetSession'],
+          actions: ['acknowledgeTerminate', 'forgetSession', 'emitSessionEnded'],
         },
         { target: 'active', actions: { type: 'refuseTerminate', params: deleteStatus } },
       ],

@@ -103,12 +103,12 @@ export const lifecycleStates = {
   },
   closed: {
     tags: ['closed'],
-    entry: ['forgetError', 'forgetClosedSession', 'emitClosed'],
+    entry: ['forgetError', 'forgetClosedSession', 'emitSessionEnded', 'emitClosed'],
     on: { start, 'session.terminate': { actions: 'rejectSend' }, close: {} },
   },
   failed: {
     tags: ['failed'],
-    entry: [{ type: 'stopEverything', params: { answer: true } }, 'emitFailed'],
+    entry: [{ type: 'stopEverything', params: { answer: true } }, 'emitSessionEnded', 'emitFailed'],
     on: { start, 'session.terminate': { actions: 'rejectSend' } },
   },
 } as const satisfies Record<string, ConnectionState>;

@@ -82,7 +82,7 @@ export const recoveryStates = {
   recovering: {
     entry: 'abandonTerminate',
     always: [
-      { guard: 'canRecover', target: 'reconnecting', actions: 'beginRecovery' },
+      { guard: 'canRecover', target: 'reconnecting', actions: ['beginRecovery', 'emitSessionEnded'] },
       { target: 'failed', actions: ['expireSession', 'answerExpired'] },
     ],
   },

@@ -48,6 +48,11 @@ export type ConnectionEmitted =
   | { type: 'warning'; error: Error }
   | { type: 'failed'; error: Error }
   | { type: 'closed' }
+  /**
+   * The session, if there was one, is over: closed, terminated, failed, or forgotten by the server
+   * (before a new one is made, F3). What the host kept for it (N3: cookies) goes with it.
+   */
+  | { type: 'session.ended' }
   /** The session was re-established (F3); IDs are fingerprints, never the IDs themselves (X1). */
   | { type: 'session.changed'; previous: string | undefined; current: string | undefined };
 

@@ -1,7 +1,9 @@
-import { TransportClosedError } from '../../machines/errors.js';
+import { InvalidOptionsError, TransportClosedError } from '../../machines/errors.js';
 import type { ChunkSource } from '../../machines/types.js';
 import { discardBody } from './body.js';
 import type { BaseHeaders } from './headers.js';
+import type { NodeClientOptions } from '../options.js';
+import type { CookieStore } from './cookies.js';
 
 /** A `fetch`-compatible function (the `fetch` option). */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -16,7 +18,8 @@ export interface HttpResponse {
   readonly ok: boolean;
   /** 'opaqueredirect' only from a browser's fetch. */
   readonly type: string;
-  readonly headers: { get(name: string): string | null };
+  /** `getSetCookie` (N3): each `Set-Cookie` field apart, as fetch's `Headers` gives them. */
+  readonly headers: { get(name: string): string | null; getSetCookie?(): string[] };
   readonly body: ReadableStream<Uint8Array> | null;
   /** The Node client's body as chunks, read without making a web stream (see `bodyOf`). */
   readonly chunks?: ChunkSource | undefined;
@@ -87,28 +90,91 @@ function fetchSender(fetchFn: FetchLike): HttpSend {
   };
 }
 
-/** H11: makes the fast client for a transport's `requestInit`, or undefined when only fetch honours it. */
-export type FastClientFactory = (init: RequestInit, fallback: HttpSend) => HttpSend | undefined;
+/**
+ * H11: makes the fast client for a transport's `requestInit` and network options (N1, N2), or
+ * undefined when only fetch honours `requestInit`.
+ */
+export type FastClientFactory = (init: RequestInit, fallback: HttpSend, net: NodeClientOptions) => HttpSend | undefined;
 
 let fastClient: FastClientFactory | undefined;
+let cookieStore: ((endpoint: URL) => CookieStore) | undefined;
 
 /** The Node entry registers its client here; the browser entry never does, so browsers use fetch. */
 export function registerFastClient(factory: FastClientFactory): void {
   fastClient = factory;
 }
 
+/** N3: the Node entry registers its cookie jar here; the browser entry never does: a browser keeps its own cookies. */
+export function registerCookieStore(factory: (endpoint: URL) => CookieStore): void {
+  cookieStore = factory;
+}
+
+/** N3: a transport's cookie jar for its endpoint's origin; none in a browser, or with `cookies: false`. */
+export function cookieStoreFor(endpoint: URL, enabled: boolean | undefined): CookieStore | undefined {
+  return enabled === false ? undefined : cookieStore?.(endpoint);
+}
+
 /**
  * The sender for a transport: the caller's fetch when given (H9); else the registered fast
- * client when `requestInit` and the redirect policy allow it; else the global fetch.
+ * client when `requestInit` and the redirect policy allow it; else the global fetch. N1, N2: a
+ * `proxy` or `tls` option that no sender can honour is refused.
  */
-export function chooseSender(options: { fetch: FetchLike | undefined; init: RequestInit; redirectPolicy: 'same-origin' | 'follow' }): {
+export function chooseSender(options: {
+  fetch: FetchLike | undefined;
+  init: RequestInit;
+  redirectPolicy: 'same-origin' | 'follow';
+  net: NodeClientOptions;
+}): {
   fetch: FetchLike;
   send: HttpSend;
 } {
   const fetchFn: FetchLike = options.fetch ?? ((input, requestInit) => fetch(input, requestInit));
   const viaFetch = fetchSender(fetchFn);
-  const fast = options.fetch === undefined && options.redirectPolicy === 'same-origin' ? fastClient?.(options.init, viaFetch) : undefined;
+  const fast =
+    options.fetch === undefined && options.redirectPolicy === 'same-origin' ? fastClient?.(options.init, viaFetch, options.net) : undefined;
+  // `proxy: false` (no proxy) is what fetch does anyway.
+  if (fast === undefined && (options.net.proxy instanceof URL || options.net.tls !== undefined)) {
+    throw new InvalidOptionsError(
+      fastClient === undefined
+        ? 'proxy and tls are options of the Node HTTP client, and this is not the Node entry of the package (a browser keeps its own)'
+        : options.redirectPolicy !== 'same-origin'
+          ? "proxy and tls need the Node HTTP client, which redirectPolicy 'follow' replaces with fetch"
+          : 'proxy and tls need the Node HTTP client, and a requestInit field only fetch honours (e.g. dispatcher) replaces it with fetch',
+    );
+  }
   return { fetch: fetchFn, send: fast ?? viaFetch };
+}
+
+/**
+ * N3: `send` with the cookie jar: each request (a followed redirect too) carries the jar's
+ * cookies for its URL after the caller's own, and each response's `Set-Cookie` is kept before
+ * the response is handed on, so the next request carries it.
+ */
+function withCookies(send: HttpSend, jar: CookieStore): HttpSend {
+  return (url, init, control) => {
+    const cookie = jar.header(url);
+    let sent = init;
+    if (cookie !== undefined) {
+      // Copies: a followed redirect is sent with the same init, and must not carry the cookies twice.
+      const headers: Record<string, string> = Object.assign({}, init.headers as Record<string, string> | undefined);
+      const own = headers.cookie;
+      headers.cookie = own === undefined || own === '' ? cookie : `${own}; ${cookie}`;
+      sent = Object.assign({}, init);
+      sent.headers = headers;
+    }
+    return send(url, sent, control).then((response) => {
+      const kept = jar.keep(url, setCookiesOf(response));
+      return kept === undefined ? response : kept.then(() => response);
+    });
+  };
+}
+
+/** Each `Set-Cookie` field of a response: from `getSetCookie()` when the response has it, else split from the joined value. */
+function setCookiesOf(response: HttpResponse): readonly string[] {
+  if (typeof response.headers.getSetCookie === 'function') return response.headers.getSetCookie();
+  const joined = response.headers.get('set-cookie');
+  // A comma starts a new cookie only before `name=`: an Expires date's comma ("Wed, 21 Oct …") does not.
+  return joined === null ? [] : joined.split(/,\s*(?=[^;,=\s]+=)/);
 }
 
 /** The part of the SDK's `OAuthClientProvider` this module reads: the current tokens. */
@@ -130,6 +196,8 @@ export interface HttpConfig {
   tokens: TokenSource | undefined;
   /** A3: 'same-origin' follows a redirect only within the origin; 'follow' leaves redirects to fetch. */
   redirectPolicy: 'same-origin' | 'follow';
+  /** N3: the session's cookies, kept for the endpoint's origin; undefined: none kept (browser, `cookies: false`). */
+  cookies: CookieStore | undefined;
 }
 
 const maxRedirects = 5;
@@ -200,10 +268,20 @@ export class HttpClient {
   /** Removes this lifetime's one listener from the caller's signal. */
   private unlinkOuter: (() => void) | undefined;
 
-  constructor(private readonly config: HttpConfig) {}
+  /** `config.send`, with the cookie jar when there is one (N3). */
+  private readonly send: HttpSend;
+
+  constructor(private readonly config: HttpConfig) {
+    this.send = config.cookies === undefined ? config.send : withCookies(config.send, config.cookies);
+  }
 
   get url(): URL {
     return this.config.url;
+  }
+
+  /** N3: the session ended (the chart's `session.ended`): its cookies go with it. */
+  forgetCookies(): void {
+    this.config.cookies?.clear();
   }
 
   /** A new lifetime for a new start; the previous one stays ended. */
@@ -285,7 +363,7 @@ export class HttpClient {
       init.method = spec.method;
       init.headers = headers;
       if (spec.body !== undefined) init.body = spec.body;
-      const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init, this.config.send, control);
+      const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init, this.send, control);
       return { response, release, abort, detach };
     } catch (error) {
       release();

@@ -12,6 +12,7 @@ import type { Readable } from 'node:stream';
 import type * as Zlib from 'node:zlib';
 import type { ChunkReader, ChunkSource } from '../../machines/types.js';
 import type { FastClientFactory, HttpResponse, HttpSend, RequestControl } from './client.js';
+import type { NodeClientOptions, TlsOptions } from '../options.js';
 
 /**
  * An idle socket is closed after 4 s (as fetch's dispatcher does), or sooner when the server's
@@ -40,6 +41,142 @@ async function loadZlib(): Promise<typeof Zlib> {
   zlib ??= (await import('node:zlib')).default;
   return zlib;
 }
+
+/**
+ * N1: the proxy agents (`https-proxy-agent`: CONNECT tunnels for https; `http-proxy-agent`:
+ * absolute-form requests for http), loaded only when a request goes through a proxy. One agent
+ * per proxy and scheme, shared like the direct agents, so tunnels are kept alive and reused.
+ */
+type ProxyAgentClass = new (proxy: URL, options: http.AgentOptions) => http.Agent;
+interface ProxyModules {
+  https: { HttpsProxyAgent: ProxyAgentClass };
+  http: { HttpProxyAgent: ProxyAgentClass };
+}
+let proxyModules: ProxyModules | undefined;
+const proxyAgents = new Map<string, http.Agent>();
+
+// A name in a variable (as src/live.ts): the CommonJS build leaves these ESM-only packages to Node's loader.
+const load = (name: string): Promise<unknown> => import(name);
+
+async function loadProxyAgents(): Promise<void> {
+  try {
+    const [httpsModule, httpModule] = (await Promise.all([load('https-proxy-agent'), load('http-proxy-agent')])) as [
+      ProxyModules['https'],
+      ProxyModules['http'],
+    ];
+    proxyModules ??= { https: httpsModule, http: httpModule };
+  } catch (cause) {
+    // Fails the request as a network failure would, saying what is missing.
+    throw new TypeError('fetch failed: a proxy is set, and https-proxy-agent and http-proxy-agent could not be loaded', { cause });
+  }
+}
+
+/** The agent for requests to `scheme` URLs through `proxy`; the modules must be loaded. */
+function proxyAgent(modules: ProxyModules, proxy: URL, scheme: string): http.Agent {
+  const key = `${scheme}${proxy.href}`;
+  let agent = proxyAgents.get(key);
+  if (agent === undefined) {
+    agent = scheme === 'https:' ? new modules.https.HttpsProxyAgent(proxy, keepAlive) : new modules.http.HttpProxyAgent(proxy, keepAlive);
+    proxyAgents.set(key, agent);
+  }
+  return agent;
+}
+
+/** N1: where a transport's requests go, by the URL's scheme: through a proxy, or direct (undefined). */
+type ProxyFor = (url: URL) => URL | undefined;
+
+const noProxy: ProxyFor = () => undefined;
+
+/** A variable in lower case, else in upper case (as curl reads them); an empty one is unset. */
+function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  for (const value of [env[name.toLowerCase()], env[name.toUpperCase()]]) {
+    if (value !== undefined && value.trim() !== '') return value.trim();
+  }
+  return undefined;
+}
+
+/** An environment proxy as a URL (a bare `host:port` is taken as http://); a value that is no URL is ignored, as curl ignores it. */
+function envProxyUrl(value: string | undefined): URL | undefined {
+  if (value === undefined) return undefined;
+  try {
+    const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : `http://${value}`);
+    return url.protocol === 'http:' || url.protocol === 'https:' ? url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A host as NO_PROXY entries name it: lower case, no IPv6 brackets, no trailing dot. */
+function bareHost(host: string): string {
+  return host
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '');
+}
+
+/**
+ * N1: whether `NO_PROXY` exempts `url`, as curl and Go read it: `*` exempts every host; an entry
+ * exempts its host and the host's subdomains (a leading `.` or `*.` is the same); `host:port`
+ * only that port. IP addresses are compared as text (no CIDR ranges).
+ */
+function exempt(noProxyList: readonly string[], url: URL): boolean {
+  const host = bareHost(url.hostname);
+  const port = url.port === '' ? (url.protocol === 'https:' ? '443' : '80') : url.port;
+  for (const raw of noProxyList) {
+    if (raw === '*') return true;
+    let entry = raw;
+    let entryPort: string | undefined;
+    const bracketed = /^\[([^\]]*)\](?::(\d+))?$/.exec(raw);
+    if (bracketed !== null) [, entry = '', entryPort] = bracketed;
+    // One colon is `host:port`; more are an IPv6 address without brackets.
+    else if (raw.indexOf(':') !== -1 && raw.indexOf(':') === raw.lastIndexOf(':')) [entry = '', entryPort] = raw.split(':');
+    if (entryPort !== undefined && entryPort !== port) continue;
+    entry = bareHost(entry).replace(/^\*?\./, '');
+    if (entry !== '' && (host === entry || host.endsWith(`.${entry}`))) return true;
+  }
+  return false;
+}
+
+/**
+ * N1: a transport's proxy choice. An explicit `proxy` carries every request; `false`, none;
+ * otherwise the environment as the transport was made: `HTTPS_PROXY` for https URLs,
+ * `HTTP_PROXY` for http ones (lower case first, as curl reads them), unless `NO_PROXY` exempts
+ * the host.
+ */
+function proxyChoice(option: URL | false | undefined, env: NodeJS.ProcessEnv): ProxyFor {
+  if (option === false) return noProxy;
+  if (option !== undefined) return () => option;
+  const httpsProxy = envProxyUrl(envValue(env, 'https_proxy'));
+  const httpProxy = envProxyUrl(envValue(env, 'http_proxy'));
+  if (httpsProxy === undefined && httpProxy === undefined) return noProxy;
+  const exemptions = (envValue(env, 'no_proxy') ?? '')
+    .split(/[\s,]+/)
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  return (url) => {
+    const proxy = url.protocol === 'https:' ? httpsProxy : httpProxy;
+    return proxy === undefined || exempt(exemptions, url) ? undefined : proxy;
+  };
+}
+
+/** N2: the `node:tls` fields of the request options for an https URL, or none. */
+function tlsFields(tls: TlsOptions | undefined): Https.RequestOptions | undefined {
+  if (tls === undefined) return undefined;
+  const fields: Https.RequestOptions = {};
+  if (tls.ca !== undefined) fields.ca = tls.ca as Https.RequestOptions['ca'];
+  if (tls.cert !== undefined) fields.cert = tls.cert as Https.RequestOptions['cert'];
+  if (tls.key !== undefined) fields.key = tls.key as Https.RequestOptions['key'];
+  if (tls.servername !== undefined) fields.servername = tls.servername;
+  return fields;
+}
+
+/** What one transport's Node client adds to each request: its proxy choice (N1) and TLS settings (N2). */
+interface NetSettings {
+  proxyFor: ProxyFor;
+  tls: Https.RequestOptions | undefined;
+}
+
+const direct: NetSettings = { proxyFor: noProxy, tls: undefined };
 
 /** Where Node's fetch (and `undici`) keep the global dispatcher that `setGlobalDispatcher` sets. */
 const dispatcherKey = Symbol.for('undici.globalDispatcher.1');
@@ -183,7 +320,7 @@ class NodeResponse implements HttpResponse, ChunkSource {
   readonly status: number;
   readonly statusText: string;
   readonly ok: boolean;
-  readonly headers: { get(name: string): string | null };
+  readonly headers: { get(name: string): string | null; getSetCookie(): string[] };
   bodyUsed = false;
   private stream: ReadableStream<Uint8Array> | undefined;
 
@@ -202,6 +339,13 @@ class NodeResponse implements HttpResponse, ChunkSource {
     this.headers = {
       get(name: string): string | null {
         return rawHeader(raw, name);
+      },
+      getSetCookie(): string[] {
+        const fields: string[] = [];
+        for (let i = 0; i + 1 < raw.length; i += 2) {
+          if (raw[i]?.length === 10 && raw[i]?.toLowerCase() === 'set-cookie') fields.push(raw[i + 1] ?? '');
+        }
+        return fields;
       },
     };
   }
@@ -335,9 +479,14 @@ class NodeResponse implements HttpResponse, ChunkSource {
   }
 }
 
-/** One request over the shared keep-alive agent, answered as fetch would answer it. */
-function nodeRequest(url: URL, init: RequestInit, control: RequestControl | undefined): Promise<HttpResponse> {
-  if (url.protocol === 'https:' && https === undefined) return loadHttps().then(() => nodeRequest(url, init, control));
+/**
+ * One request over the shared keep-alive agent (or the agent of its proxy, N1), answered as fetch
+ * would answer it.
+ */
+function nodeRequest(url: URL, init: RequestInit, control: RequestControl | undefined, net: NetSettings): Promise<HttpResponse> {
+  if (url.protocol === 'https:' && https === undefined) return loadHttps().then(() => nodeRequest(url, init, control, net));
+  const proxy = net.proxyFor(url);
+  if (proxy !== undefined && proxyModules === undefined) return loadProxyAgents().then(() => nodeRequest(url, init, control, net));
   const signal: AbortSource = control ?? signalSource(init.signal);
   const method = (init.method ?? 'GET').toUpperCase();
   // Object.assign, not a spread followed by more fields (bench/README.md, "Code shapes").
@@ -356,11 +505,18 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
     path: url.pathname + url.search,
     method,
     headers,
-    agent: url.protocol === 'https:' ? agents['https:'] : agents['http:'],
+    agent:
+      proxy !== undefined && proxyModules !== undefined
+        ? proxyAgent(proxyModules, proxy, url.protocol)
+        : url.protocol === 'https:'
+          ? agents['https:']
+          : agents['http:'],
     ...(url.username !== '' || url.password !== ''
       ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` }
       : {}),
   };
+  // N2: the https agent (or the proxy's, through its tunnel) hands these to tls.connect; sockets are pooled by them.
+  if (net.tls !== undefined && url.protocol === 'https:') Object.assign(options, net.tls);
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
       reject(abortReason(signal));
@@ -394,11 +550,21 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
 
 /**
  * H11: the Node client for a transport, or undefined when `requestInit` asks for what only fetch
- * does. Each request still goes through `fallback` (fetch) while a custom global dispatcher is set.
+ * does. Each request still goes through `fallback` (fetch) while a custom global dispatcher is
+ * set, unless the transport was given its own `proxy` or `tls` (N1, N2), which only this client
+ * honours. The environment's proxy variables are read once, here, as the transport is made.
  */
-export const nodeHttpClient: FastClientFactory = (init: RequestInit, fallback: HttpSend): HttpSend | undefined => {
+export const nodeHttpClient: FastClientFactory = (
+  init: RequestInit,
+  fallback: HttpSend,
+  options: NodeClientOptions,
+): HttpSend | undefined => {
   if (!honours(init)) return undefined;
+  const proxyFor = proxyChoice(options.proxy, process.env);
+  const tls = tlsFields(options.tls);
+  const net: NetSettings = proxyFor === noProxy && tls === undefined ? direct : { proxyFor, tls };
+  const explicit = options.proxy !== undefined || options.tls !== undefined;
   // Other schemes go to fetch, which names them ("unknown scheme") as it always did.
-  const viaFetch = (url: URL) => (url.protocol !== 'http:' && url.protocol !== 'https:') || hasCustomDispatcher();
-  return (url, requestInit, control) => (viaFetch(url) ? fallback(url, requestInit, control) : nodeRequest(url, requestInit, control));
+  const viaFetch = (url: URL) => (url.protocol !== 'http:' && url.protocol !== 'https:') || (!explicit && hasCustomDispatcher());
+  return (url, requestInit, control) => (viaFetch(url) ? fallback(url, requestInit, control) : nodeRequest(url, requestInit, control, net));
 };

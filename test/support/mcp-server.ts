@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingMessage, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { createServer as createHttpsServer, type ServerOptions as HttpsServerOptions } from 'node:https';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport, type EventStore } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -54,6 +55,8 @@ export interface ServerOptions {
   keepAliveMs?: number;
   /** Offer a resource and a prompt besides the tools (for the CLI's listings). Default false. */
   catalog?: boolean;
+  /** N2: serve https with these `node:https` settings (its certificate and key; `requestCert` and `ca` for mutual TLS). */
+  tls?: HttpsServerOptions;
 }
 
 export interface TestServer {
@@ -195,16 +198,18 @@ export async function startServer(options: ServerOptions = {}): Promise<TestServ
     await transport.handleRequest(req, res, body);
   };
 
-  const http: Server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) res.writeHead(500);
       res.end(String(error));
     });
-  });
+  };
+  // An https server is an http one over TLS: the same listening and shutting down.
+  const http: Server = options.tls === undefined ? createServer(onRequest) : createHttpsServer(options.tls, onRequest);
   const port = await listenLocal(http, options.port);
 
   return {
-    url: new URL(`http://127.0.0.1:${port}/mcp`),
+    url: new URL(`${options.tls === undefined ? 'http' : 'https'}://127.0.0.1:${port}/mcp`),
     port,
     requests: log.entries,
     closedSessions,

@@ -458,6 +458,40 @@ describe('connection chart', () => {
   });
 });
 
+describe('N3: the end of a session', () => {
+  const gone = () => new StreamableHTTPError('HTTP 404', { status: 404, sessionMissing: true });
+  const ended = (emitted: string[]) => emitted.filter((type) => type === 'session.ended').length;
+
+  it('N3: the chart emits session.ended when the session is terminated, forgotten by the server (before the new one), or closed', async () => {
+    const terminated = startConnection();
+    await connect(terminated.io, terminated.actor);
+    expect(ended(terminated.emitted)).toBe(0);
+    terminated.actor.send({ type: 'session.terminate', ticket: ticket() });
+    await flush();
+    expect(ended(terminated.emitted)).toBe(0);
+    terminated.io.deletes[0]!.resolve({ status: 200 });
+    await flush();
+    expect(ended(terminated.emitted)).toBe(1);
+
+    const forgotten = startConnection({ sessionRecovery: 'reinitialize' });
+    await connect(forgotten.io, forgotten.actor);
+    forgotten.io.gets[0]!.reject(gone());
+    await flush();
+    // Said while the new initialize is still unanswered: what the old session kept is gone before the new one begins.
+    expect(forgotten.actor.getSnapshot().hasTag('reconnecting')).toBe(true);
+    expect(ended(forgotten.emitted)).toBe(1);
+
+    const closed = startConnection();
+    await connect(closed.io, closed.actor);
+    closed.actor.send({ type: 'close' });
+    closed.io.deletes[0]!.resolve({ status: 200 });
+    await flush();
+    closed.clock.increment(100);
+    expect(closed.actor.getSnapshot().hasTag('closed')).toBe(true);
+    expect(closed.emitted.slice(-2)).toEqual(['session.ended', 'closed']);
+  });
+});
+
 describe('session recovery (F3)', () => {
   const ok = (id: number) => ({ jsonrpc: '2.0' as const, id, result: {} });
   const gone = () => new StreamableHTTPError('HTTP 404', { status: 404, sessionMissing: true });
