@@ -37,8 +37,14 @@ describe('the package', () => {
     }
   });
 
-  it('U7: the bin is the built CLI, and zod is no runtime dependency', () => {
+  it('U7: the bin is the built CLI; the runtime dependencies are the parser, xstate and the lazily loaded network helpers (N1, N3)', () => {
     expect(manifest.bin['mcp-xstate-transport']).toBe('./dist/src/devtools/cli/main.js');
-    expect(Object.keys(manifest.dependencies).sort()).toEqual(['eventsource-parser', 'xstate']);
+    expect(Object.keys(manifest.dependencies).sort()).toEqual([
+      'eventsource-parser',
+      'http-proxy-agent',
+      'https-proxy-agent',
+      'tough-cookie',
+      'xstate',
+    ]);
   });
 });
