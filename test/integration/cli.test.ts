@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, run } from '../support/cli.js';
+import { cli, run, runInTerminal } from '../support/cli.js';
 import { closedPort, header, until } from '../support/harness.js';
 import { startServer, type TestServer } from '../support/mcp-server.js';
 import { startV2Server } from '../support/v2-server.js';
@@ -93,7 +93,7 @@ describe('the CLI against the SDK server', { timeout: 60_000 }, () => {
     }
   });
 
-  it('U7: --watch prints notifications until Ctrl-C, then closes the session with DELETE', async () => {
+  it('U7, N5: --watch (2025 era) prints change notifications until Ctrl-C, then closes the session with DELETE', async () => {
     const closedBefore = server.closedSessions.length;
     const watching = cli([server.url.href, '--watch']);
     await until(
@@ -148,6 +148,72 @@ describe('the CLI: clear messages and distinct exit codes', { timeout: 60_000 },
     const result = await run([`${plainUrl}/auth`]);
     expect(result.code).toBe(5);
     expect(result.stderr).toContain('needs authorization (HTTP 401)');
+  });
+});
+
+describe('the CLI: progress and change notifications', { timeout: 60_000 }, () => {
+  it('N5: --call asks for progress and prints each notification; a call longer than 2 s shows its progress in the waiting line', async () => {
+    const result = await run([server.url.href, '--call', 'progress', '--args', '{"steps":4,"delayMs":700}']);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split('\n').filter((line) => /\] progress /.test(line));
+    expect(lines.map((line) => line.replace(/^\[\s*\d+ ms\] progress\s+/, ''))).toEqual([
+      'progress 1/4 (25%)',
+      'progress 2/4 (50%)',
+      'progress 3/4 (75%)',
+      'progress 4/4 (100%)',
+    ]);
+    expect(result.stdout.indexOf('progress 4/4')).toBeLessThan(result.stdout.indexOf('result of progress:\ndone 4'));
+    expect(result.stderr).toMatch(/still waiting for tools\/call progress \(2 s; progress [1-4]\/4 \(\d+%\); /);
+    const call = server.requests.filter((r) => r.rpc === 'tools/call').pop();
+    expect((call?.body as { params: { _meta?: { progressToken?: unknown } } }).params._meta?.progressToken).toEqual(expect.any(String));
+  });
+
+  it('N5: on a terminal the progress is one line redrawn in place (carriage return, erase line), ended before the result', async () => {
+    const result = await runInTerminal([server.url.href, '--call', 'progress', '--args', '{"steps":3,"delayMs":300}']);
+    expect(result.code).toBe(0);
+    // ESC [ K (erase to the end of the line), shown as <EL>.
+    const screen = result.transcript.replaceAll(`${String.fromCharCode(27)}[K`, '<EL>');
+    const redraws = [...screen.matchAll(/\r<EL>\[\s*\d+ ms\] progress\s+progress \[[#.]{20}\] (\d)\/3/g)].map((m) => m[1]);
+    expect(redraws).toEqual(['1', '2', '3']);
+    // No line break between the redraws: one line on the screen.
+    expect(result.transcript).not.toMatch(/[12]\/3 \(\d+%\)\r?\n/);
+    expect(result.transcript).toMatch(/3\/3 \(100%\)\r?\nresult of progress:/);
+  });
+
+  it('N5: in the 2026-07-28 era the progress token travels in _meta beside the envelope', async () => {
+    const modern = await startV2Server({ legacy: 'reject' });
+    try {
+      const result = await run([modern.url.href, '--call', 'slow', '--args', '{"ms":50,"steps":2}']);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/\] progress\s+slow 1\/2 \(50%\)\n.*\] progress\s+slow 2\/2 \(100%\)\n/);
+      const call = modern.requests.find((r) => r.rpc === 'tools/call');
+      const meta = (call?.body as { params: { _meta: Record<string, unknown> } }).params._meta;
+      expect(meta.progressToken).toEqual(expect.any(String));
+      expect(meta['io.modelcontextprotocol/protocolVersion']).toBe('2026-07-28');
+    } finally {
+      await modern.close();
+    }
+  });
+
+  it('N5: --listen (2026-07-28) opens a subscriptions/listen stream and prints change notifications until Ctrl-C', async () => {
+    const modern = await startV2Server({ legacy: 'reject' });
+    try {
+      const listening = cli([modern.url.href, '--listen']);
+      await until(() => listening.output().includes('notifications/subscriptions/acknowledged'), 'the subscription acknowledged', 400);
+      const listen = modern.requests.find((r) => r.rpc === 'subscriptions/listen');
+      expect((listen?.body as { params: { notifications: unknown } }).params.notifications).toEqual({ toolsListChanged: true });
+      modern.handler.notify.toolsChanged();
+      await until(() => listening.output().includes('notifications/tools/list_changed'), 'the change printed', 400);
+      listening.child.kill('SIGINT');
+      const result = await listening.done;
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/watching\s+subscriptions\/listen/);
+      expect(result.stdout).toMatch(/notified\s+notifications\/tools\/list_changed/);
+      expect(result.stdout).toMatch(/state\s+closed {2}\[closed\]/);
+      expect(result.stdout).not.toContain('warning');
+    } finally {
+      await modern.close();
+    }
   });
 });
 

@@ -32,3 +32,24 @@ export function cli(args: string[]): { child: ChildProcess; done: Promise<Run>; 
 
 /** Runs the CLI to its end. */
 export const run = (args: string[]): Promise<Run> => cli(args).done;
+
+/**
+ * Runs the CLI on a pseudo-terminal (util-linux `script`), as in a user's terminal: stdout is a
+ * TTY. The transcript is stdout and stderr together, with the terminal's CRLF line ends.
+ */
+export function runInTerminal(args: string[]): Promise<{ code: number | null; transcript: string }> {
+  const quote = (arg: string) => `'${arg.replace(/'/g, `'\\''`)}'`;
+  const child = spawn('script', ['-qec', [...cliCommand, ...args].map(quote).join(' '), '/dev/null'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let transcript = '';
+  child.stdout.on('data', (chunk: Buffer) => (transcript += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (transcript += chunk.toString()));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 50_000);
+  return new Promise((resolve) => {
+    child.on('close', (code) => {
+      clearTimeout(killer);
+      resolve({ code, transcript });
+    });
+  });
+}
