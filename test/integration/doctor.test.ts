@@ -7,6 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run, type Run } from '../support/cli.js';
+import { createServer } from 'node:http';
+import { closedPort } from '../support/harness.js';
+import { listenLocal, shutDown } from '../support/http.js';
 import { startFront, type Front, type FrontOptions } from '../support/doctor-front.js';
 import { startServer, type TestServer } from '../support/mcp-server.js';
 import { startV2Server, type V2TestServer } from '../support/v2-server.js';
@@ -158,5 +161,33 @@ describe('doctor: one fixture per misconfiguration, each its finding and exit 8'
     expect(result.stdout).toMatch(/^note\s+cookies\s+the server sets cookie\(s\) affinity .*sends them back on Node \(N3/m);
     expect(result.stdout).not.toContain('replica-2');
     expect(result.stdout).toMatch(/^result: 1 note$/m);
+  });
+});
+
+describe('doctor: what it cannot check', { timeout: 60_000 }, () => {
+  it('N4: a 401 whose WWW-Authenticate names resource_metadata that names an authorization server is no fault: exit 5, rerun with a token', async () => {
+    const guarded = await front(sdk.url, {
+      unauthorized: (self) => `Bearer resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', self).href}"`,
+      metadata: { resource: 'x', authorization_servers: ['https://auth.example'] },
+    });
+    const result = await run(['doctor', guarded.url.href, ...window]);
+    expect(result.code).toBe(5);
+    expect(faults(result)).toEqual([]);
+    expect(result.stdout).toMatch(
+      /^ok\s+auth\s+needs authorization: metadata at .*\/\.well-known\/oauth-protected-resource\/mcp, authorization server https:\/\/auth\.example$/m,
+    );
+    expect(result.stdout).toMatch(/^note\s+auth\s+the other checks need a token — fix: rerun with --header 'Authorization: Bearer …'$/m);
+  });
+
+  it('N4: an unreachable server exits 3, a server that is not MCP exits 4', async () => {
+    const port = await closedPort();
+    const unreachable = await run(['doctor', `http://127.0.0.1:${port}/mcp`, ...window]);
+    expect(unreachable.code).toBe(3);
+    expect(unreachable.stderr).toContain(`cannot reach http://127.0.0.1:${port}/mcp`);
+    const page = createServer((_req, res) => res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>not found</h1>'));
+    const pagePort = await listenLocal(page);
+    const notMcp = await run(['doctor', `http://127.0.0.1:${pagePort}/mcp`, ...window]).finally(() => shutDown(page));
+    expect(notMcp.code).toBe(4);
+    expect(notMcp.stdout).toMatch(/^FAULT\s+era\s+neither 2026-07-28 .* nor 2025-11-25 .* answered/m);
   });
 });

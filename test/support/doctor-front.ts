@@ -14,8 +14,10 @@ export interface FrontOptions {
   cors?: 'full' | 'no-expose';
   /** Answer every request with a 307 to this URL (another origin). */
   redirectTo?: URL;
-  /** Answer every MCP request 401 with this WWW-Authenticate, and the well-known metadata 404. */
-  unauthorized?: string;
+  /** Answer every MCP request 401 with this WWW-Authenticate, and the well-known metadata 404 (unless `metadata`). */
+  unauthorized?: string | ((self: URL) => string);
+  /** With `unauthorized`: the protected-resource metadata (RFC 9728) at /.well-known/oauth-protected-resource/mcp. */
+  metadata?: Record<string, unknown>;
   /** Add a Set-Cookie to every answer (an affinity cookie). */
   cookie?: string;
 }
@@ -44,6 +46,8 @@ export async function startFront(backend: URL, options: FrontOptions = {}): Prom
   const cors = corsHeaders(options);
   const extra: Record<string, string> = { ...cors, ...(options.cookie === undefined ? {} : { 'set-cookie': options.cookie }) };
 
+  /** The front's own URL, once it listens (for a challenge that names it). */
+  let self = new URL(backend.href);
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const path = req.url ?? '/';
     requests.push({ method: req.method ?? '', path });
@@ -52,8 +56,13 @@ export async function startFront(backend: URL, options: FrontOptions = {}): Prom
       return;
     }
     if (options.unauthorized !== undefined) {
-      if (path.startsWith('/.well-known/')) res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
-      else res.writeHead(401, { 'www-authenticate': options.unauthorized, 'content-type': 'text/plain' }).end('unauthorized');
+      if (path === '/.well-known/oauth-protected-resource/mcp' && options.metadata !== undefined) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(options.metadata));
+      } else if (path.startsWith('/.well-known/')) res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
+      else {
+        const challenge = typeof options.unauthorized === 'string' ? options.unauthorized : options.unauthorized(self);
+        res.writeHead(401, { 'www-authenticate': challenge, 'content-type': 'text/plain' }).end('unauthorized');
+      }
       return;
     }
     if (req.method === 'OPTIONS') {
@@ -88,8 +97,9 @@ export async function startFront(backend: URL, options: FrontOptions = {}): Prom
 
   const server: Server = createServer(handle);
   const port = await listenLocal(server);
+  self = new URL(`http://127.0.0.1:${port}${backend.pathname}`);
   return {
-    url: new URL(`http://127.0.0.1:${port}${backend.pathname}`),
+    url: self,
     requests,
     close: () => shutDown(server),
   };

@@ -59,12 +59,13 @@ class Probes {
     return headers;
   }
 
-  fetch(url: URL, init: RequestInit & { headers?: Record<string, string> }): Promise<Response> {
+  /** One request, redirects not followed; `stream`: its body is watched, so the watch window is added to the timeout. */
+  fetch(url: URL, init: RequestInit & { headers?: Record<string, string> }, stream = false): Promise<Response> {
     return fetch(url, {
       ...init,
       headers: this.headers(init.headers ?? {}),
       redirect: 'manual',
-      signal: AbortSignal.timeout(this.options.timeoutMs),
+      signal: AbortSignal.timeout(this.options.timeoutMs + (stream ? this.options.keepAliveWindowMs : 0)),
     });
   }
 
@@ -399,7 +400,7 @@ export async function doctor(options: DoctorOptions): Promise<number> {
     // 2. The standalone GET (2025-11-25): an event stream or 405; 404 and 406 are faults.
     let stream: { response: Response; what: string } | undefined;
     if (negotiated !== undefined) {
-      const get = await probes.fetch(url, { headers: { accept: 'text/event-stream', ...sessionHeaders(sessionId, negotiated) } });
+      const get = await probes.fetch(url, { headers: { accept: 'text/event-stream', ...sessionHeaders(sessionId, negotiated) } }, true);
       const type = get.headers.get('content-type') ?? '';
       if (get.status === 200 && type.includes('text/event-stream') && get.body !== null) {
         report.add({ check: 'get', level: 'ok', text: 'GET opens the standalone stream (text/event-stream)' });
@@ -412,21 +413,25 @@ export async function doctor(options: DoctorOptions): Promise<number> {
 
     // 3. Keep-alive: on the GET stream, or in 2026-07-28 on a subscriptions/listen stream.
     if (stream === undefined && modern) {
-      const listen = await probes.fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': modernVersion,
-          'mcp-method': 'subscriptions/listen',
+      const listen = await probes.fetch(
+        url,
+        {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-protocol-version': modernVersion,
+            'mcp-method': 'subscriptions/listen',
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 'doctor-listen',
+            method: 'subscriptions/listen',
+            params: { _meta: envelope, notifications: { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true } },
+          }),
         },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 'doctor-listen',
-          method: 'subscriptions/listen',
-          params: { _meta: envelope, notifications: { toolsListChanged: true, promptsListChanged: true, resourcesListChanged: true } },
-        }),
-      });
+        true,
+      );
       if (listen.status === 200 && (listen.headers.get('content-type') ?? '').includes('text/event-stream') && listen.body !== null) {
         stream = { response: listen, what: 'a subscriptions/listen stream' };
       } else await listen.body?.cancel().catch(() => undefined);
