@@ -52,7 +52,7 @@ describe('doctor against healthy servers', { timeout: 60_000 }, () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(
-      /^ok\s+era\s+no 2026-07-28 .*2025-11-25 era \(initialize answered protocol 2025-11-25, with a session\)$/m,
+      /^ok\s+era\s+no 2026-07-28 .*the 2025 era \(initialize answered protocol 2025-11-25, with a session\)$/m,
     );
     expect(result.stdout).toMatch(/^ok\s+get\s+GET opens the standalone stream/m);
     expect(result.stdout).toMatch(/^ok\s+keep-alive\s+the standalone GET stream carried a keep-alive after \d+\.\d s$/m);

@@ -381,16 +381,14 @@ export async function doctor(options: DoctorOptions): Promise<number> {
     if (modern) eras.push(`2026-07-28 (sessionless; server/discover lists supported versions: ${supported.join(', ')})`);
     else eras.push(`no 2026-07-28 (server/discover: ${refusal(discover)})`);
     if (negotiated !== undefined)
-      eras.push(
-        `2025-11-25 era (initialize answered protocol ${negotiated}, ${sessionId === undefined ? 'no session' : 'with a session'})`,
-      );
+      eras.push(`the 2025 era (initialize answered protocol ${negotiated}, ${sessionId === undefined ? 'no session' : 'with a session'})`);
     else {
       const data = init.message?.error;
       const listed =
         isObject(data) && isObject(data.data) && Array.isArray(data.data.supported)
           ? ` (supported: ${data.data.supported.map(String).join(', ')})`
           : '';
-      eras.push(`no 2025-11-25 era (initialize: ${refusal(init)}${listed})`);
+      eras.push(`no 2025 era (initialize: ${refusal(init)}${listed})`);
     }
     report.add({ check: 'era', level: 'ok', text: eras.join('; ') });
     if (negotiated !== undefined) {
