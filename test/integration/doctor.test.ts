@@ -51,9 +51,7 @@ describe('doctor against healthy servers', { timeout: 60_000 }, () => {
     const result = await run(['doctor', healthy.url.href, ...window]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(
-      /^ok\s+era\s+no 2026-07-28 .*the 2025 era \(initialize answered protocol 2025-11-25, with a session\)$/m,
-    );
+    expect(result.stdout).toMatch(/^ok\s+era\s+no 2026-07-28 .*the 2025 era \(initialize answered protocol 2025-11-25, with a session\)$/m);
     expect(result.stdout).toMatch(/^ok\s+get\s+GET opens the standalone stream/m);
     expect(result.stdout).toMatch(/^ok\s+keep-alive\s+the standalone GET stream carried a keep-alive after \d+\.\d s$/m);
     expect(result.stdout).toMatch(/^ok\s+cors\s+pages from https:\/\/app\.example can connect .*Mcp-Session-Id is exposed/m);
