@@ -2,42 +2,17 @@
  * The `mcp-xstate-transport` command, spawned as a user runs it (node on src/devtools/cli/main.ts through
  * tsx) against the SDK's real server on 127.0.0.1, and against servers that are not MCP.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cli, run, runInTerminal } from '../support/cli.js';
 import { closedPort, header, until } from '../support/harness.js';
 import { startServer, type TestServer } from '../support/mcp-server.js';
 import { startV2Server } from '../support/v2-server.js';
 import { createWebSocketReceiver } from '@statelyai/inspect';
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Spawns the CLI; `untilOutput` resolves when stdout shows a text (for --watch). */
-function cli(args: string[]): { child: ChildProcess; done: Promise<Run>; output: () => string } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/devtools/cli/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const killer = setTimeout(() => child.kill('SIGKILL'), 50_000);
-  const done = new Promise<Run>((resolve) => {
-    child.on('close', (code) => {
-      clearTimeout(killer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-  return { child, done, output: () => stdout };
-}
-
-const run = (args: string[]) => cli(args).done;
 
 let server: TestServer;
 /** A plain HTTP server that is not MCP: `/html` answers a page, `/auth` 401, anything else 404. */
@@ -118,7 +93,7 @@ describe('the CLI against the SDK server', { timeout: 60_000 }, () => {
     }
   });
 
-  it('U7: --watch prints notifications until Ctrl-C, then closes the session with DELETE', async () => {
+  it('U7, N5: --watch (2025 era) prints change notifications until Ctrl-C, then closes the session with DELETE', async () => {
     const closedBefore = server.closedSessions.length;
     const watching = cli([server.url.href, '--watch']);
     await until(
@@ -173,6 +148,125 @@ describe('the CLI: clear messages and distinct exit codes', { timeout: 60_000 },
     const result = await run([`${plainUrl}/auth`]);
     expect(result.code).toBe(5);
     expect(result.stderr).toContain('needs authorization (HTTP 401)');
+  });
+});
+
+describe('the CLI: progress and change notifications', { timeout: 60_000 }, () => {
+  it('N5: --call asks for progress and prints each notification; a call longer than 2 s shows its progress in the waiting line', async () => {
+    const result = await run([server.url.href, '--call', 'progress', '--args', '{"steps":4,"delayMs":700}']);
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split('\n').filter((line) => /\] progress /.test(line));
+    expect(lines.map((line) => line.replace(/^\[\s*\d+ ms\] progress\s+/, ''))).toEqual([
+      'progress 1/4 (25%)',
+      'progress 2/4 (50%)',
+      'progress 3/4 (75%)',
+      'progress 4/4 (100%)',
+    ]);
+    expect(result.stdout.indexOf('progress 4/4')).toBeLessThan(result.stdout.indexOf('result of progress:\ndone 4'));
+    expect(result.stderr).toMatch(/still waiting for tools\/call progress \(2 s; progress [1-4]\/4 \(\d+%\); /);
+    const call = server.requests.filter((r) => r.rpc === 'tools/call').pop();
+    expect((call?.body as { params: { _meta?: { progressToken?: unknown } } }).params._meta?.progressToken).toEqual(expect.any(String));
+  });
+
+  it('N5: on a terminal the progress is one line redrawn in place (carriage return, erase line), ended before the result', async () => {
+    const result = await runInTerminal([server.url.href, '--call', 'progress', '--args', '{"steps":3,"delayMs":300}']);
+    expect(result.code).toBe(0);
+    // ESC [ K (erase to the end of the line), shown as <EL>.
+    const screen = result.transcript.replaceAll(`${String.fromCharCode(27)}[K`, '<EL>');
+    const redraws = [...screen.matchAll(/\r<EL>\[\s*\d+ ms\] progress\s+progress \[[#.]{20}\] (\d)\/3/g)].map((m) => m[1]);
+    expect(redraws).toEqual(['1', '2', '3']);
+    // No line break between the redraws: one line on the screen.
+    expect(result.transcript).not.toMatch(/[12]\/3 \(\d+%\)\r?\n/);
+    expect(result.transcript).toMatch(/3\/3 \(100%\)\r?\nresult of progress:/);
+  });
+
+  it('N5: in the 2026-07-28 era the progress token travels in _meta beside the envelope', async () => {
+    const modern = await startV2Server({ legacy: 'reject' });
+    try {
+      const result = await run([modern.url.href, '--call', 'slow', '--args', '{"ms":50,"steps":2}']);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/\] progress\s+slow 1\/2 \(50%\)\n.*\] progress\s+slow 2\/2 \(100%\)\n/);
+      const call = modern.requests.find((r) => r.rpc === 'tools/call');
+      const meta = (call?.body as { params: { _meta: Record<string, unknown> } }).params._meta;
+      expect(meta.progressToken).toEqual(expect.any(String));
+      expect(meta['io.modelcontextprotocol/protocolVersion']).toBe('2026-07-28');
+    } finally {
+      await modern.close();
+    }
+  });
+
+  it('N5: --listen (2026-07-28) opens a subscriptions/listen stream and prints change notifications until Ctrl-C', async () => {
+    const modern = await startV2Server({ legacy: 'reject' });
+    try {
+      const listening = cli([modern.url.href, '--listen']);
+      await until(() => listening.output().includes('notifications/subscriptions/acknowledged'), 'the subscription acknowledged', 400);
+      const listen = modern.requests.find((r) => r.rpc === 'subscriptions/listen');
+      expect((listen?.body as { params: { notifications: unknown } }).params.notifications).toEqual({ toolsListChanged: true });
+      modern.handler.notify.toolsChanged();
+      await until(() => listening.output().includes('notifications/tools/list_changed'), 'the change printed', 400);
+      listening.child.kill('SIGINT');
+      const result = await listening.done;
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/watching\s+subscriptions\/listen/);
+      expect(result.stdout).toMatch(/notified\s+notifications\/tools\/list_changed/);
+      expect(result.stdout).toMatch(/state\s+closed {2}\[closed\]/);
+      expect(result.stdout).not.toContain('warning');
+    } finally {
+      await modern.close();
+    }
+  });
+});
+
+describe('the CLI: arguments validated with zod/mini', { timeout: 60_000 }, () => {
+  it('U9: a bad value exits 2 with the option, the shape it wants and what was given', async () => {
+    const cases: [string[], string][] = [
+      [['--timeout', 'abc'], "--timeout: expected a number of seconds greater than 0, got 'abc'"],
+      [['--timeout', '-3'], "--timeout: expected a number of seconds greater than 0, got '-3'"],
+      [['--call', 'echo', '--args', '[1,2]'], `--args: expected a JSON object of the tool's arguments, e.g. '{"text":"hi"}', got '[1,2]'`],
+      [
+        ['--call', 'echo', '--args', '{text:1}'],
+        `--args: expected a JSON object of the tool's arguments, e.g. '{"text":"hi"}', got '{text:1}' (not JSON: `,
+      ],
+      [['--inspect', '70000'], "--inspect: expected a port number from 1 to 65535, got '70000'"],
+      [
+        ['--header', 'no colon here'],
+        "--header: expected 'Name: value' (a header name, a colon, a value on one line), got 'no colon here'",
+      ],
+      [['doctor', '--keepalive-window', '0'], "--keepalive-window: expected a number of seconds greater than 0, got '0'"],
+      [
+        ['doctor', '--origin', 'https://app.example/page'],
+        "--origin: expected an origin such as https://app.example (scheme, host and port, no path), got 'https://app.example/page'",
+      ],
+    ];
+    const requestsBefore = server.requests.length;
+    const results = await Promise.all(
+      cases.map(([args]) => (args[0] === 'doctor' ? run(['doctor', server.url.href, ...args.slice(1)]) : run([server.url.href, ...args]))),
+    );
+    for (const [i, result] of results.entries()) {
+      expect(result.code, cases[i]![0].join(' ')).toBe(2);
+      expect(result.stderr, cases[i]![0].join(' ')).toContain(`mcp-xstate-transport: ${cases[i]![1]}`);
+      expect(result.stderr).toContain('usage: mcp-xstate-transport');
+    }
+    // Nothing was sent: a bad command line never reaches the server.
+    expect(server.requests.length).toBe(requestsBefore);
+  });
+
+  it('U9: good values pass the same schemas (fractional seconds, a header with colons in its value, --args an object)', async () => {
+    const result = await run([
+      server.url.href,
+      '--timeout',
+      '2.5',
+      '--header',
+      'X-Note: a:b:c',
+      '--call',
+      'echo',
+      '--args',
+      '{"text":"ok"}',
+    ]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('result of echo:\nok');
+    const call = server.requests.filter((r) => r.rpc === 'tools/call').pop();
+    expect(header(call!, 'x-note')).toBe('a:b:c');
   });
 });
 

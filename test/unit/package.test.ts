@@ -37,7 +37,7 @@ describe('the package', () => {
     }
   });
 
-  it('U7: the bin is the built CLI; the runtime dependencies are the parser, xstate and the lazily loaded network helpers (N1, N3)', () => {
+  it('U7, U9: the bin is the built CLI; the runtime dependencies are the parser, xstate, zod (zod/mini at the edges) and the lazily loaded network helpers (N1, N3)', () => {
     expect(manifest.bin['mcp-xstate-transport']).toBe('./dist/src/devtools/cli/main.js');
     expect(Object.keys(manifest.dependencies).sort()).toEqual([
       'eventsource-parser',
@@ -45,6 +45,7 @@ describe('the package', () => {
       'https-proxy-agent',
       'tough-cookie',
       'xstate',
+      'zod',
     ]);
   });
 });

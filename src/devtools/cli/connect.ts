@@ -18,35 +18,146 @@ import { CliSession } from './session.js';
 /** Where every line goes: text for people, or one JSON object per line with `--json`. */
 export class Output {
   private readonly started = performance.now();
-  constructor(private readonly json: boolean) {}
+  /** N5: a progress line is on the terminal, not yet ended by a newline. */
+  private liveOpen = false;
+  /** N5: on a terminal (and not --json), progress is one line redrawn in place. */
+  readonly tty: boolean;
+
+  constructor(private readonly json: boolean) {
+    this.tty = !json && process.stdout.isTTY;
+  }
 
   ms(): number {
     return Math.round(performance.now() - this.started);
   }
 
+  private stamp(topic: string): string {
+    return `[${String(this.ms()).padStart(5)} ms] ${topic.padEnd(10)}`;
+  }
+
+  /** Ends the live progress line (keeping it), so the next line starts below it. */
+  private endLive(): void {
+    if (!this.liveOpen) return;
+    process.stdout.write('\n');
+    this.liveOpen = false;
+  }
+
   /** A timestamped event: `[   12 ms] topic      text`, or `{"event":topic,"ms":12,...data}`. */
   event(topic: string, text: string, data: Record<string, unknown> = {}): void {
+    this.endLive();
     if (this.json) console.log(JSON.stringify({ event: topic, ms: this.ms(), ...data }));
-    else console.log(`[${String(this.ms()).padStart(5)} ms] ${topic.padEnd(10)} ${text}`);
+    else console.log(`${this.stamp(topic)} ${text}`);
   }
 
   /** A block of text (a listing); in JSON mode the data alone. */
   block(topic: string, lines: string[], data: Record<string, unknown>): void {
+    this.endLive();
     if (this.json) console.log(JSON.stringify({ event: topic, ms: this.ms(), ...data }));
     else for (const line of lines) console.log(line);
   }
 
   /** Progress while waiting: on stderr for people (so stdout stays the transcript), skipped in JSON. */
   progress(text: string): void {
-    if (!this.json) console.error(`[${String(this.ms()).padStart(5)} ms] ${'…'.padEnd(10)} ${text}`);
+    this.endLive();
+    if (!this.json) console.error(`${this.stamp('…')} ${text}`);
+  }
+
+  /** N5: a line redrawn in place on a terminal (carriage return, erase to the end of the line). */
+  live(topic: string, text: string): void {
+    process.stdout.write(`\r\x1b[K${this.stamp(topic)} ${text}`);
+    this.liveOpen = true;
+  }
+
+  /** Ends the live line at the end of the run. */
+  done(): void {
+    this.endLive();
   }
 }
 
-/** Waits for `promise`, printing a progress line every 2 s, failing after `timeoutMs`. */
-async function step<T>(out: Output, what: string, promise: Promise<T>, timeoutMs: number, state: () => string): Promise<T> {
+/** N5: `3/5 (60%) message`: a progress notification's numbers and message. */
+export function progressText(params: Record<string, unknown>): string {
+  const progress = typeof params.progress === 'number' ? params.progress : undefined;
+  const total = typeof params.total === 'number' && params.total > 0 ? params.total : undefined;
+  const message = typeof params.message === 'string' ? ` ${params.message}` : '';
+  if (progress === undefined) return message.trim();
+  return total === undefined ? `${progress}${message}` : `${progress}/${total} (${Math.round((progress / total) * 100)}%)${message}`;
+}
+
+/** N5: a bar for the live line, when the total is known: `[######......]`. */
+function bar(params: Record<string, unknown>): string {
+  const { progress, total } = params;
+  if (typeof progress !== 'number' || typeof total !== 'number' || total <= 0) return '';
+  const filled = Math.max(0, Math.min(20, Math.round((progress / total) * 20)));
+  return `[${'#'.repeat(filled)}${'.'.repeat(20 - filled)}] `;
+}
+
+/**
+ * N5: the progress of the tool call running now: a live line on a terminal, a line per
+ * notification otherwise, and what the "still waiting" line says about it.
+ */
+class CallProgress {
+  private token: string | undefined;
+  private tool = '';
+  private lastText: string | undefined;
+  private lastParams: Record<string, unknown> = {};
+
+  constructor(private readonly out: Output) {}
+
+  /** A new token for a call of `tool`; its notifications are shown from now on. */
+  begin(tool: string, token: string): void {
+    this.token = token;
+    this.tool = tool;
+    this.lastText = undefined;
+  }
+
+  end(): void {
+    this.token = undefined;
+    this.out.done();
+  }
+
+  /** Takes a `notifications/progress` for the running call; false when it is someone else's. */
+  take(params: Record<string, unknown>): boolean {
+    if (this.token === undefined || params.progressToken !== this.token) return false;
+    this.lastText = progressText(params);
+    this.lastParams = params;
+    if (this.out.tty) this.out.live('progress', `${this.tool} ${bar(params)}${this.lastText}`);
+    else this.out.event('progress', `${this.tool} ${this.lastText}`, { tool: this.tool, ...params });
+    return true;
+  }
+
+  /**
+   * The ticker's turn (every 2 s): on a terminal the live line is redrawn with the time (drawn);
+   * otherwise the last progress, for the "still waiting" line.
+   */
+  tick(seconds: number): { drawn: true } | { drawn: false; text: string | undefined } {
+    if (this.token === undefined || this.lastText === undefined) return { drawn: false, text: undefined };
+    if (this.out.tty) {
+      this.out.live('progress', `${this.tool} ${bar(this.lastParams)}${this.lastText}  (${seconds} s)`);
+      return { drawn: true };
+    }
+    return { drawn: false, text: `progress ${this.lastText}` };
+  }
+}
+
+/**
+ * Waits for `promise`, printing a line every 2 s (with the call's progress when it has some,
+ * N5), failing after `timeoutMs`.
+ */
+async function step<T>(
+  out: Output,
+  what: string,
+  promise: Promise<T>,
+  timeoutMs: number,
+  state: () => string,
+  progress?: CallProgress,
+): Promise<T> {
   const began = performance.now();
   const ticker = setInterval(() => {
-    out.progress(`still waiting for ${what} (${Math.round((performance.now() - began) / 1000)} s; ${state()})`);
+    const seconds = Math.round((performance.now() - began) / 1000);
+    const shown = progress?.tick(seconds);
+    if (shown?.drawn === true) return;
+    const known = shown?.text === undefined ? '' : `${shown.text}; `;
+    out.progress(`still waiting for ${what} (${seconds} s; ${known}${state()})`);
   }, 2_000);
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -82,6 +193,24 @@ function listing(title: string, items: Record<string, unknown>[], name: (item: R
 function capabilityOf(result: Record<string, unknown>, name: string): boolean {
   const capabilities = result.capabilities;
   return typeof capabilities === 'object' && capabilities !== null && name in capabilities;
+}
+
+/** N5: the list changes a `subscriptions/listen` asks for: those the server says it announces. */
+function listenFor(result: Record<string, unknown>): Record<string, boolean> {
+  const capabilities = isRecord(result.capabilities) ? result.capabilities : {};
+  const announces = (name: string) => {
+    const capability = capabilities[name];
+    return isRecord(capability) && capability.listChanged === true;
+  };
+  return {
+    ...(announces('tools') ? { toolsListChanged: true } : {}),
+    ...(announces('prompts') ? { promptsListChanged: true } : {}),
+    ...(announces('resources') ? { resourcesListChanged: true } : {}),
+  };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function contentText(result: Record<string, unknown>): string {
@@ -145,7 +274,9 @@ export async function connect(options: CliOptions): Promise<number> {
       if (error !== chartFailure) out.event('warning', describeError(error), { message: describeError(error) });
     });
   };
+  const progress = new CallProgress(out);
   const session = new CliSession(transport, (notification) => {
+    if (notification.method === 'notifications/progress' && notification.params !== undefined && progress.take(notification.params)) return;
     const params = notification.params === undefined ? '' : JSON.stringify(notification.params);
     out.event(
       'notified',
@@ -159,6 +290,7 @@ export async function connect(options: CliOptions): Promise<number> {
   const wait = <T>(what: string, promise: Promise<T>) => step(out, what, promise, options.timeoutMs, chart.current);
 
   let exitCode: number = exitCodes.ok;
+  let closing = false;
   try {
     out.event('connect', options.url, { url: options.url });
     const connected = await wait('initialize', session.connect());
@@ -192,14 +324,37 @@ export async function connect(options: CliOptions): Promise<number> {
 
     if (options.call !== undefined) {
       const { tool, args } = options.call;
-      const result = await wait(`tools/call ${tool}`, session.request('tools/call', { name: tool, arguments: args }));
+      // N5: ask for progress; the notifications that carry this token are shown as they come.
+      const progressToken = `cli-${tool}-${Date.now()}`;
+      progress.begin(tool, progressToken);
+      let result: Record<string, unknown>;
+      try {
+        result = await step(
+          out,
+          `tools/call ${tool}`,
+          session.request('tools/call', { name: tool, arguments: args, _meta: { progressToken } }),
+          options.timeoutMs,
+          chart.current,
+          progress,
+        );
+      } finally {
+        progress.end();
+      }
       const isError = result.isError === true;
       out.block('result', [`result of ${tool}${isError ? ' (the tool reported an error)' : ''}:`, contentText(result)], { tool, result });
       if (isError) exitCode = exitCodes.toolError;
     }
 
     if (options.watch) {
-      out.event('watching', 'notifications and state changes; Ctrl-C closes the session');
+      if (connected.era === 'modern') {
+        // N5: in 2026-07-28 change notifications come on a subscriptions/listen stream (no GET stream).
+        session.request('subscriptions/listen', { notifications: listenFor(init) }).catch((error: unknown) => {
+          if (!closing) out.event('warning', `subscriptions/listen: ${describeError(error)}`, { message: describeError(error) });
+        });
+        out.event('watching', 'subscriptions/listen: change notifications and state changes; Ctrl-C ends the stream', {});
+      } else {
+        out.event('watching', 'notifications and state changes; Ctrl-C closes the session');
+      }
       await interrupted();
     }
   } catch (error) {
@@ -208,6 +363,8 @@ export async function connect(options: CliOptions): Promise<number> {
     else console.error(`mcp-xstate-transport: ${failure.message}`);
     exitCode = failure.exitCode;
   } finally {
+    closing = true;
+    out.done();
     try {
       await step(out, 'close', transport.close(), options.timeoutMs, chart.current);
       out.event('closed', transport.sessionId === undefined ? 'the transport is closed' : 'the transport is closed', {});

@@ -12,6 +12,8 @@ export const exitCodes = {
   unauthorized: 5,
   timeout: 6,
   toolError: 7,
+  /** N4: the doctor found a fault. */
+  doctorFault: 8,
 } as const;
 
 export type FailureKind = keyof typeof exitCodes;

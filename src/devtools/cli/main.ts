@@ -3,26 +3,43 @@
  * The `mcp-xstate-transport` command. Each subcommand is one `case` below; the default (a URL)
  * connects. No test code, no dev dependency: this file ships in the package as its `bin`.
  */
-import { parseArgs, usage, UsageError } from './args.js';
+import { parseArgs, parseDoctorArgs, usage, UsageError } from './args.js';
 import { connect } from './connect.js';
+import { doctor } from './doctor.js';
 import { exitCodes } from './failure.js';
 import { viewCommand } from './view.js';
 
-/** `mcp-xstate-transport [connect] <url> [options]`. */
-function connectCommand(argv: string[]): Promise<number> | number {
-  let parsed;
+/** Parses with `parse`; a UsageError (U9: the option and the shape it wants) prints with the usage and exits 2. */
+function parsed<T>(parse: () => T): T | number {
   try {
-    parsed = parseArgs(argv);
+    return parse();
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     console.error(`mcp-xstate-transport: ${error.message}\n\n${usage}`);
     return exitCodes.usage;
   }
-  if (parsed.command === 'help') {
+}
+
+/** `mcp-xstate-transport [connect] <url> [options]`. */
+function connectCommand(argv: string[]): Promise<number> | number {
+  const args = parsed(() => parseArgs(argv));
+  if (typeof args === 'number') return args;
+  if (args.command === 'help') {
     console.log(usage);
     return exitCodes.ok;
   }
-  return connect(parsed.options);
+  return connect(args.options);
+}
+
+/** N4: `mcp-xstate-transport doctor <url> [options]`. */
+function doctorCommand(argv: string[]): Promise<number> | number {
+  const args = parsed(() => parseDoctorArgs(argv));
+  if (typeof args === 'number') return args;
+  if (args.command === 'help') {
+    console.log(usage);
+    return exitCodes.ok;
+  }
+  return doctor(args.options);
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -35,6 +52,8 @@ async function main(argv: string[]): Promise<number> {
       return connectCommand(rest);
     case 'view':
       return viewCommand(rest);
+    case 'doctor':
+      return doctorCommand(rest);
     default:
       return connectCommand(argv);
   }

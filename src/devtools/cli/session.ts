@@ -84,7 +84,9 @@ export class CliSession {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { method, resolve, reject });
-      const sent = this.envelope === undefined ? params : { ...params, _meta: { ...this.envelope } };
+      // The caller's `_meta` (a progress token, N5) and the era's envelope travel together.
+      const own = typeof params._meta === 'object' && params._meta !== null ? params._meta : {};
+      const sent = this.envelope === undefined ? params : { ...params, _meta: { ...own, ...this.envelope } };
       this.transport.send({ jsonrpc: '2.0', id, method, params: sent }).catch((error: unknown) => {
         this.pending.delete(id);
         reject(error instanceof Error ? error : new Error(String(error)));
