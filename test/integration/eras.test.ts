@@ -15,7 +15,7 @@ import {
 } from '../../src/index.js';
 import { startV2Server, type V2LoggedRequest, type V2ServerOptions, type V2TestServer } from '../support/v2-server.js';
 import { startServer } from '../support/mcp-server.js';
-import { rejection, until, within } from '../support/harness.js';
+import { only, rejection, until, within } from '../support/harness.js';
 import { cleanups, runCleanups } from '../support/cleanups.js';
 
 afterEach(runCleanups);
@@ -137,9 +137,9 @@ describe('E3, E4: modern requests', () => {
     await client.callTool({ name: 'echo', arguments: { text: 'x' } });
     await client.listTools();
     const probe = server.requests.find((r) => r.rpc === 'server/discover');
-    const call = toolCalls(server)[0];
+    const call = only(toolCalls(server), 'tools/call');
     const list = server.requests.find((r) => r.rpc === 'tools/list');
-    if (probe === undefined || call === undefined || list === undefined) throw new Error('requests missing');
+    if (probe === undefined || list === undefined) throw new Error('requests missing');
     expect(headerOf(probe, 'mcp-protocol-version')).toBe('2026-07-28');
     expect(headerOf(probe, 'mcp-method')).toBe('server/discover');
     expect(headerOf(call, 'mcp-method')).toBe('tools/call');
