@@ -80,6 +80,11 @@ function headerOf(request: HttpRequestRecord, name: string): string | undefined 
 }
 
 /** Waits (bounded) until the server finished its response to `request`, and returns the status. */
+/** Whether an authorization URL asks for `scope`. */
+function asksFor(scope: string): (url: URL) => boolean {
+  return (url) => (url.searchParams.get('scope') ?? '').split(' ').includes(scope);
+}
+
 /** Whether a request carried `token` as its bearer token. */
 function bearing(token: string): (request: HttpRequestRecord) => boolean {
   return (request) => headerOf(request, 'authorization') === `Bearer ${token}`;
@@ -145,7 +150,7 @@ describe('A1: the SDK OAuth flow', () => {
       expect.arrayContaining(['GET /.well-known/oauth-authorization-server', 'POST /register']),
     );
     expect(as.tokenRequests()).toHaveLength(0);
-    const authorizationUrl = provider.authorizationUrls[0]!;
+    const authorizationUrl = only(provider.authorizationUrls, 'authorization URL');
     expect(`${authorizationUrl.origin}${authorizationUrl.pathname}`).toBe(new URL('/authorize', as.issuer).href);
     expect(authorizationUrl.searchParams.get('scope')).toBe(baseScope);
     expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
@@ -324,7 +329,7 @@ describe('A2: step-up on 403 insufficient_scope', () => {
     expect(calls).toHaveLength(1);
     expect(await statusOf(only(calls, 'admin call'))).toBe(403);
     expect(provider.authorizationUrls).toHaveLength(2);
-    const stepUp = provider.authorizationUrls[1]!;
+    const stepUp = only(provider.authorizationUrls, 'step-up authorization URL', asksFor(adminScope));
     expect(stepUp.searchParams.get('scope')).toBe(`${baseScope} ${adminScope}`);
 
     await approve(stepUp);
@@ -337,7 +342,7 @@ describe('A2: step-up on 403 insufficient_scope', () => {
     const sessionId = transport.sessionId;
     expect(sessionId).toBeDefined();
 
-    await transport.finishAuth(await approve(provider.authorizationUrls[1]!));
+    await transport.finishAuth(await approve(only(provider.authorizationUrls, 'step-up authorization URL', asksFor(adminScope))));
     expect(as.provider.grants.at(-1)).toEqual({ grantType: 'authorization_code', scopes: [baseScope, adminScope] });
 
     expect(textOf(await client.callTool({ name: 'admin' }))).toBe('admin done');
