@@ -46,6 +46,11 @@ export function attachIo(system: object, io: TransportIo): void {
 }
 
 /** The I/O of the transport this actor runs in. */
+/** How many calls the data plane of `system`'s transport has in flight (for tests and diagnostics; 0 when it runs none). */
+export function directCallsIn(system: object): number {
+  return ioBySystem.get(system)?.plane?.size ?? 0;
+}
+
 function ioOf(system: object): TransportIo {
   const io = ioBySystem.get(system);
   if (io === undefined) throw new Error('no transport I/O for this actor system: attachIo(actor.system, io) before start()');

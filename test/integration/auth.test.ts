@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '../../src/index.js';
-import { newClient, recordingFetch, rejection, textOf, until } from '../support/harness.js';
+import { newClient, only, recordingFetch, rejection, textOf, until } from '../support/harness.js';
 import {
   adminScope,
   approve,
@@ -80,6 +80,16 @@ function headerOf(request: HttpRequestRecord, name: string): string | undefined 
 }
 
 /** Waits (bounded) until the server finished its response to `request`, and returns the status. */
+/** Whether an authorization URL asks for `scope`. */
+function asksFor(scope: string): (url: URL) => boolean {
+  return (url) => (url.searchParams.get('scope') ?? '').split(' ').includes(scope);
+}
+
+/** Whether a request carried `token` as its bearer token. */
+function bearing(token: string): (request: HttpRequestRecord) => boolean {
+  return (request) => headerOf(request, 'authorization') === `Bearer ${token}`;
+}
+
 async function statusOf(request: HttpRequestRecord | undefined): Promise<number | undefined> {
   await until(() => request?.status !== undefined, 'the response to finish');
   return request?.status;
@@ -140,7 +150,7 @@ describe('A1: the SDK OAuth flow', () => {
       expect.arrayContaining(['GET /.well-known/oauth-authorization-server', 'POST /register']),
     );
     expect(as.tokenRequests()).toHaveLength(0);
-    const authorizationUrl = provider.authorizationUrls[0]!;
+    const authorizationUrl = only(provider.authorizationUrls, 'authorization URL');
     expect(`${authorizationUrl.origin}${authorizationUrl.pathname}`).toBe(new URL('/authorize', as.issuer).href);
     expect(authorizationUrl.searchParams.get('scope')).toBe(baseScope);
     expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
@@ -213,10 +223,10 @@ describe('A1: the SDK OAuth flow', () => {
     expect(provider.authorizationUrls).toHaveLength(1);
     const calls = toolCalls(rs, 'echo');
     expect(calls).toHaveLength(2);
-    expect(await statusOf(calls[0])).toBe(401);
-    expect(headerOf(calls[0]!, 'authorization')).toBe(`Bearer ${revoked}`);
+    // The call went with the revoked token and met 401; it went again with the new one.
+    expect(await statusOf(only(calls, 'call with the revoked token', bearing(revoked)))).toBe(401);
     expect(provider.accessToken).not.toBe(revoked);
-    expect(headerOf(calls[1]!, 'authorization')).toBe(`Bearer ${provider.accessToken!}`);
+    expect(await statusOf(only(calls, 'call with the new token', bearing(provider.accessToken!)))).toBe(200);
     expect(transport.sessionId).toBe(sessionId);
   });
 
@@ -239,9 +249,8 @@ describe('A1: the SDK OAuth flow', () => {
       .slice(before)
       .filter((request) => request.rpc === 'initialize');
     expect(initializes).toHaveLength(2);
-    expect(await statusOf(initializes[0])).toBe(401);
-    expect(headerOf(initializes[0]!, 'authorization')).toBe(`Bearer ${revoked}`);
-    expect(headerOf(initializes[1]!, 'authorization')).toBe(`Bearer ${provider.accessToken!}`);
+    expect(await statusOf(only(initializes, 'initialize with the revoked token', bearing(revoked)))).toBe(401);
+    expect(await statusOf(only(initializes, 'initialize with the new token', bearing(provider.accessToken!)))).toBe(200);
     expect(as.provider.grants.map((grant) => grant.grantType)).toEqual(['authorization_code', 'refresh_token']);
     expect(transport.sessionId).toBeDefined();
     expect(transport.saveState()?.initialize).toMatchObject({ method: 'initialize' });
@@ -287,9 +296,9 @@ describe('A1: the SDK OAuth flow', () => {
     // One flow (a refresh) and one retry, then the failure.
     const calls = toolCalls(rs, 'echo');
     expect(calls).toHaveLength(2);
-    expect(await statusOf(calls[0])).toBe(401);
-    expect(await statusOf(calls[1])).toBe(401);
-    expect(headerOf(calls[1]!, 'authorization')).toBe(`Bearer ${provider.accessToken!}`);
+    const retry = only(calls, 'call with the refreshed token', bearing(provider.accessToken!));
+    expect(await statusOf(only(calls, 'call before the refresh', (call) => call !== retry))).toBe(401);
+    expect(await statusOf(retry)).toBe(401);
     expect(as.tokenRequests()).toHaveLength(2);
     expect(as.provider.grants.map((grant) => grant.grantType)).toEqual(['authorization_code', 'refresh_token']);
     expect(provider.authorizationUrls).toHaveLength(1);
@@ -318,9 +327,9 @@ describe('A2: step-up on 403 insufficient_scope', () => {
 
     const calls = toolCalls(rs, 'admin');
     expect(calls).toHaveLength(1);
-    expect(await statusOf(calls[0])).toBe(403);
+    expect(await statusOf(only(calls, 'admin call'))).toBe(403);
     expect(provider.authorizationUrls).toHaveLength(2);
-    const stepUp = provider.authorizationUrls[1]!;
+    const stepUp = only(provider.authorizationUrls, 'step-up authorization URL', asksFor(adminScope));
     expect(stepUp.searchParams.get('scope')).toBe(`${baseScope} ${adminScope}`);
 
     await approve(stepUp);
@@ -333,14 +342,15 @@ describe('A2: step-up on 403 insufficient_scope', () => {
     const sessionId = transport.sessionId;
     expect(sessionId).toBeDefined();
 
-    await transport.finishAuth(await approve(provider.authorizationUrls[1]!));
+    await transport.finishAuth(await approve(only(provider.authorizationUrls, 'step-up authorization URL', asksFor(adminScope))));
     expect(as.provider.grants.at(-1)).toEqual({ grantType: 'authorization_code', scopes: [baseScope, adminScope] });
 
     expect(textOf(await client.callTool({ name: 'admin' }))).toBe('admin done');
     const calls = toolCalls(rs, 'admin');
     expect(calls).toHaveLength(2);
-    expect(headerOf(calls[1]!, 'authorization')).toBe(`Bearer ${provider.accessToken!}`);
-    expect(headerOf(calls[1]!, 'mcp-session-id')).toBe(sessionId);
+    const retry = only(calls, 'call with the stepped-up token', bearing(provider.accessToken!));
+    expect(headerOf(retry, 'mcp-session-id')).toBe(sessionId);
+    expect(await statusOf(retry)).toBe(200);
   });
 
   it('A2: a step-up that the SDK flow completes without the user (a refresh that carries a newly granted scope) retries the call once, and it succeeds', async () => {
@@ -355,7 +365,8 @@ describe('A2: step-up on 403 insufficient_scope', () => {
 
     const calls = toolCalls(rs, 'admin');
     expect(calls).toHaveLength(2);
-    expect(await statusOf(calls[0])).toBe(403);
+    const retry = only(calls, 'call with the refreshed token', bearing(provider.accessToken!));
+    expect(await statusOf(only(calls, 'call before the step-up', (call) => call !== retry))).toBe(403);
     expect(as.provider.grants.map((grant) => grant.grantType)).toEqual(['authorization_code', 'refresh_token']);
     expect(provider.authorizationUrls).toHaveLength(1);
     expect(transport.sessionId).toBe(sessionId);
@@ -373,8 +384,9 @@ describe('A2: step-up on 403 insufficient_scope', () => {
 
     const calls = toolCalls(rs, 'admin');
     expect(calls).toHaveLength(2);
-    expect(await statusOf(calls[0])).toBe(403);
-    expect(await statusOf(calls[1])).toBe(403);
+    const retry = only(calls, 'call with the refreshed token', bearing(provider.accessToken!));
+    expect(await statusOf(only(calls, 'call before the step-up', (call) => call !== retry))).toBe(403);
+    expect(await statusOf(retry)).toBe(403);
     // The one step-up was the SDK's refresh (the token kept its scope); no redirect.
     expect(as.tokenRequests()).toHaveLength(2);
     expect(provider.authorizationUrls).toHaveLength(1);
@@ -426,8 +438,7 @@ describe('A3: redirects and the bearer token', () => {
     const error = await rejection(client.callTool({ name: 'echo', arguments: { text: 'elsewhere' } }));
     expect(messageOf(error)).toContain(`redirect to ${other.url.href} not followed`);
     const calls = toolCalls(rs, 'echo');
-    expect(calls).toHaveLength(1);
-    expect(await statusOf(calls[0])).toBe(307);
+    expect(await statusOf(only(calls, 'echo call'))).toBe(307);
 
     await client.close();
     // Not the POST, not the DELETE of close(): no token and no session ID crossed origins.

@@ -11,11 +11,12 @@ import {
   ModernOnlyServerError,
   parseSavedState,
   StreamableHTTPClientTransport,
+  type FetchLike,
   type JSONRPCMessage,
 } from '../../src/index.js';
 import { startV2Server, type V2LoggedRequest, type V2ServerOptions, type V2TestServer } from '../support/v2-server.js';
 import { startServer } from '../support/mcp-server.js';
-import { rejection, until, within } from '../support/harness.js';
+import { only, rejection, until, within } from '../support/harness.js';
 import { cleanups, runCleanups } from '../support/cleanups.js';
 
 afterEach(runCleanups);
@@ -57,6 +58,24 @@ const toolCalls = (server: V2TestServer) => server.requests.filter((r) => r.rpc 
 function toolCallOf(body: unknown): { name: string | undefined; id: number } {
   const call = (typeof body === 'object' && body !== null ? body : {}) as { id?: number; params?: { name?: string } };
   return { name: call.params?.name, id: call.id ?? 0 };
+}
+
+/** A fetch that notes when each SSE comment line (a keep-alive) of a response body reaches the client. */
+function commentTimes(times: number[]): FetchLike {
+  return async (url, init) => {
+    const response = await fetch(url, init);
+    if (response.body === null || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) return response;
+    const decoder = new TextDecoder();
+    const noted = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          for (const _comment of decoder.decode(chunk, { stream: true }).matchAll(/^:/gm)) times.push(performance.now());
+          controller.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(noted, { status: response.status, statusText: response.statusText, headers: response.headers });
+  };
 }
 
 describe('E1, E2: the v2 SDK Client over this transport, in each negotiation mode', () => {
@@ -137,9 +156,9 @@ describe('E3, E4: modern requests', () => {
     await client.callTool({ name: 'echo', arguments: { text: 'x' } });
     await client.listTools();
     const probe = server.requests.find((r) => r.rpc === 'server/discover');
-    const call = toolCalls(server)[0];
+    const call = only(toolCalls(server), 'tools/call');
     const list = server.requests.find((r) => r.rpc === 'tools/list');
-    if (probe === undefined || call === undefined || list === undefined) throw new Error('requests missing');
+    if (probe === undefined || list === undefined) throw new Error('requests missing');
     expect(headerOf(probe, 'mcp-protocol-version')).toBe('2026-07-28');
     expect(headerOf(probe, 'mcp-method')).toBe('server/discover');
     expect(headerOf(call, 'mcp-method')).toBe('tools/call');
@@ -275,7 +294,9 @@ describe('E5, E6: broken streams and cancellation', () => {
 describe('E7: subscriptions/listen', () => {
   it('E7: a listen stream is a child while open, kept alive by comments, and delivers change notifications', async () => {
     const server = await v2Server({ legacy: 'reject', keepAliveMs: 50 });
-    const transport = new StreamableHTTPClientTransport(server.url, { streamIdleTimeout: 300 });
+    // When each keep-alive comment reached the client: the moment to look is marked by them, not by a sleep.
+    const comments: number[] = [];
+    const transport = new StreamableHTTPClientTransport(server.url, { streamIdleTimeout: 300, fetch: commentTimes(comments) });
     const { client } = await connect(server, 'auto', transport);
     let changed = 0;
     client.setNotificationHandler('notifications/tools/list_changed', () => {
@@ -283,8 +304,10 @@ describe('E7: subscriptions/listen', () => {
     });
     const subscription = await within(client.listen({ toolsListChanged: true }), 'the listen ack');
     expect(Object.keys(transport.actor.getSnapshot().children)).toContain('listen-0');
-    // Kept alive past three idle timeouts by the server's keep-alive comments alone.
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Kept alive past three idle timeouts by the server's keep-alive comments alone: the moment is the first
+    // comment read more than three idle timeouts after the listen stream was acknowledged.
+    const acknowledged = performance.now();
+    await until(() => comments.some((at) => at - acknowledged > 3 * 300), 'keep-alive comments over three idle timeouts', 500);
     expect(Object.keys(transport.actor.getSnapshot().children)).toContain('listen-0');
     server.handler.notify.toolsChanged();
     await until(() => changed === 1, 'the change notification');

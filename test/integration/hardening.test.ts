@@ -19,7 +19,7 @@ import {
 } from '../../src/index.js';
 import { json, result, sse, type RecordedRequest, type Reply, type ScriptedServer } from '../support/scripted-server.js';
 import { buildServer, startServer } from '../support/mcp-server.js';
-import { newClient, rejection, textOf, until } from '../support/harness.js';
+import { newClient, noCallsInFlight, rejection, textOf, until } from '../support/harness.js';
 import { sleep, within } from '../support/proxy-rig.js';
 import { cleanups, runCleanups, scripted } from '../support/cleanups.js';
 
@@ -95,7 +95,9 @@ describe('R4: no reconnect storm, whatever retry: said', { timeout: 15_000 }, ()
       jitter: false,
     };
     const { errors } = await connect(server.url, { reconnectionOptions });
-    await sleep(2_000);
+    // The moment: the budget is spent (the degraded warning) and the first wait at the ceiling is over (the fifth GET).
+    await until(() => errors.some((error) => /reconnects without progress/.test(error.message)), 'the degraded warning', 300);
+    await server.waitFor((request) => request.method === 'GET' && server.filter({ http: 'GET' }).length >= 5);
     // Before the fix: a GET per millisecond or so (300–600 a second) for as long as the session lived.
     expect(times.length).toBeGreaterThanOrEqual(4);
     expect(times.length).toBeLessThanOrEqual(9);
@@ -117,7 +119,8 @@ describe('R4: no reconnect storm, whatever retry: said', { timeout: 15_000 }, ()
       return sse([{ id: `e${times.length}`, retry: 0, data: note(`n${times.length}`) }]);
     });
     await connect(server.url, { reconnectionOptions: { initialReconnectionDelay: 0, jitter: false } });
-    await sleep(1_000);
+    // The moment: four streams opened (three waits between them); a storm shows as gaps under the floor.
+    await server.waitFor((request) => request.method === 'GET' && server.filter({ http: 'GET' }).length >= 4);
     expect(times.length).toBeGreaterThanOrEqual(3);
     expect(times.length).toBeLessThanOrEqual(11);
     expect(Math.min(...gaps(times))).toBeGreaterThanOrEqual(95);
@@ -154,7 +157,8 @@ describe('G2: a 404 to the optional GET', { timeout: 10_000 }, () => {
     server.on({ rpc: 'tools/call' }, (r) => toolResult(r.id, 'still here'));
     const { client, transport, errors } = await connect(server.url);
     await until(() => errors.length > 0, 'the warning');
-    await sleep(300);
+    // The moment: the standalone stream's chart reached its final state ('unsupported') and stopped; only it sends a GET.
+    await until(() => !('standalone' in transport.actor.getSnapshot().children), 'the standalone stream to be given up');
     expect(errors).toHaveLength(1);
     expect(errors[0]?.message).toMatch(/404/);
     expect(errors[0]?.message).toContain('Cannot GET /mcp');
@@ -326,12 +330,13 @@ describe('R11: event ids that cannot be sent back', { timeout: 10_000 }, () => {
   it('R11: a POST stream whose last event id is not visible ASCII is not resumable: a drop fails the call at once, no GET is tried', async () => {
     const server = await scripted();
     server.on({ rpc: 'tools/call' }, { ...sse([{ id: 'évènement-1', data: note('partial') }]), abort: true }, 1);
-    const { client } = await connect(server.url, { reconnectionOptions: { initialReconnectionDelay: 100, jitter: false } });
+    const { client, transport } = await connect(server.url, { reconnectionOptions: { initialReconnectionDelay: 100, jitter: false } });
     const started = performance.now();
     const error = await within(rejection(client.callTool({ name: 'x', arguments: {} })), 'the call to fail', 3_000);
     expect(performance.now() - started).toBeLessThan(1_000);
     expect((error as Error).message).toMatch(/cannot be resumed.*Last-Event-ID/);
-    await sleep(300);
+    // The moment: no call is in flight, so no POST child is left that could resume one.
+    await noCallsInFlight(transport, 'the failed call');
     expect(server.filter((r) => r.method === 'GET' && header(r, 'last-event-id') !== undefined)).toEqual([]);
   });
 });

@@ -28,6 +28,7 @@ import {
   childrenOf,
   header,
   newClient,
+  only,
   realFetch,
   recordingFetch,
   rejection,
@@ -179,19 +180,23 @@ describe.each(modes)('server restarted on the same port ($mode responses)', { ti
     // Exactly one new initialize (the cached one, without session or version: H3) and one initialized.
     const inits = second.requests.filter(isRpc('initialize'));
     expect(inits).toHaveLength(1);
-    expect(sessionOf(inits[0]!)).toBeUndefined();
-    expect(header(inits[0]!, 'mcp-protocol-version')).toBeUndefined();
+    const init = only(inits, 'initialize');
+    expect(sessionOf(init)).toBeUndefined();
+    expect(header(init, 'mcp-protocol-version')).toBeUndefined();
     const initialized = second.requests.filter(isRpc('notifications/initialized'));
     expect(initialized).toHaveLength(1);
-    expect(sessionOf(initialized[0]!)).toBe(newSession);
+    const initializedNote = only(initialized, 'notifications/initialized');
+    expect(sessionOf(initializedNote)).toBe(newSession);
 
     // The call met the 404 once with the old session, then went once more on the new one, after initialized.
     const calls = second.requests.filter((request) => toolText(request.body) === 'after restart');
     expect(calls.map(sessionOf)).toEqual([oldSession, newSession]);
     const order = (request: LoggedRequest) => second.requests.indexOf(request);
-    expect(order(calls[0]!)).toBeLessThan(order(inits[0]!));
-    expect(order(inits[0]!)).toBeLessThan(order(initialized[0]!));
-    expect(order(initialized[0]!)).toBeLessThan(order(calls[1]!));
+    const metThe404 = only(calls, 'call on the old session', (request) => sessionOf(request) === oldSession);
+    const resent = only(calls, 'call on the new session', (request) => sessionOf(request) === newSession);
+    expect(order(metThe404)).toBeLessThan(order(init));
+    expect(order(init)).toBeLessThan(order(initializedNote));
+    expect(order(initializedNote)).toBeLessThan(order(resent));
 
     // One session.changed, with fingerprints, never the IDs (X1).
     expect(changes).toEqual([{ type: 'session.changed', previous: fingerprint(oldSession), current: fingerprint(newSession) }]);
@@ -279,8 +284,10 @@ describe('recovery queue', { timeout: 10_000 }, () => {
 
     const texts = ['B', 'C', 'D', 'E'];
     const later = texts.map((text) => client.callTool({ name: 'echo', arguments: { text } }));
-    // They wait: none leaves while the new session is being made.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // They wait: none leaves while the new session is being made. The moment: all four are in the chart's queue,
+    // which it empties only once the new session is made (and the re-initialize is held at the gate).
+    const queued = () => transport.actor.getSnapshot().context.queue.map((entry) => toolText(entry.message));
+    await until(() => texts.every((text) => queued().includes(text)), 'the later calls to be queued');
     expect(outgoing.slice(before).map((post) => post.text ?? post.rpc)).toEqual(['A', 'initialize']);
     expect(transport.actor.getSnapshot().hasTag('reconnecting')).toBe(true);
 
@@ -333,7 +340,8 @@ describe('recovery queue', { timeout: 10_000 }, () => {
     for (const text of texts) {
       const sends = second.requests.filter((request) => toolText(request.body) === text);
       expect(sends.map(sessionOf), text).toEqual([oldSession, newSession]);
-      expect(second.requests.indexOf(sends[1]!), text).toBeGreaterThan(initialized);
+      const resent = only(sends, `${text} on the new session`, (request) => sessionOf(request) === newSession);
+      expect(second.requests.indexOf(resent), text).toBeGreaterThan(initialized);
     }
     expect(errors).toEqual([]);
   });
@@ -403,9 +411,10 @@ describe('close()', { timeout: 15_000 }, () => {
 
     const deletes = server.filter({ http: 'DELETE' });
     expect(deletes).toHaveLength(1);
-    expect(deletes[0]!.headers['mcp-session-id']).toBe(server.sessionId);
+    const deleted = only(deletes, 'DELETE');
+    expect(deleted.headers['mcp-session-id']).toBe(server.sessionId);
     // The abandoned DELETE was aborted by the client, not left open.
-    expect(await within(deletes[0]!.closed, 'the DELETE to be aborted', 1_000)).toEqual({ aborted: true });
+    expect(await within(deleted.closed, 'the DELETE to be aborted', 1_000)).toEqual({ aborted: true });
     expect(closes()).toBe(1);
     expect(transport.actor.getSnapshot().hasTag('closed')).toBe(true);
     expect(childrenOf(transport)).toEqual([]);
@@ -419,7 +428,7 @@ describe('close()', { timeout: 15_000 }, () => {
     expect(elapsed).toBeGreaterThanOrEqual(150);
     expect(elapsed).toBeLessThan(1_000);
     expect(server.filter({ http: 'DELETE' })).toHaveLength(1);
-    expect(await within(server.filter({ http: 'DELETE' })[0]!.closed, 'the DELETE to be aborted', 1_000)).toEqual({ aborted: true });
+    expect(await within(server.only({ http: 'DELETE' }).closed, 'the DELETE to be aborted', 1_000)).toEqual({ aborted: true });
     expect(closes()).toBe(1);
     expect(childrenOf(transport)).toEqual([]);
   });
@@ -489,8 +498,9 @@ describe('terminateSession()', { timeout: 5_000 }, () => {
 
     const deletes = server.requests.filter((request) => request.method === 'DELETE');
     expect(deletes).toHaveLength(1);
-    expect(sessionOf(deletes[0]!)).toBe(sessionId);
-    expect(header(deletes[0]!, 'mcp-protocol-version')).toBe(LATEST_PROTOCOL_VERSION);
+    const deleted = only(deletes, 'DELETE');
+    expect(sessionOf(deleted)).toBe(sessionId);
+    expect(header(deleted, 'mcp-protocol-version')).toBe(LATEST_PROTOCOL_VERSION);
     expect(server.closedSessions).toEqual([sessionId]);
     expect(transport.sessionId).toBeUndefined();
     // The session's standalone stream ended with it.

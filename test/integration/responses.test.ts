@@ -29,7 +29,7 @@ import {
   type ScriptedServer,
   type ScriptedServerOptions,
 } from '../support/scripted-server.js';
-import { within } from '../support/harness.js';
+import { noCallsInFlight, within } from '../support/harness.js';
 import { cleanups, runCleanups, scripted } from '../support/cleanups.js';
 
 type Settled = { ok: true } | { ok: false; error: unknown };
@@ -164,9 +164,10 @@ class Harness {
     const id = this.nextId++;
     const sent = await settle(this.transport.send({ jsonrpc: '2.0', id, method, params }));
     if (!sent.ok) {
-      // P10: a call that failed before its send() resolved is answered by send() alone; a
-      // moment for a (wrong) synthetic answer to show up.
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // P10: a call that failed before its send() resolved is answered by send() alone. The moment a
+      // (wrong) synthetic answer would have shown up by: the call is out of flight (the chart answers a
+      // failed call as it ends it).
+      await noCallsInFlight(this.transport, `the failed call ${String(id)}`);
       return { id, sent, response: this.responsesTo(id)[0] };
     }
     const response = await this.response(id);

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CallToolResultSchema, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { JSONRPCMessage, ReconnectionOptions } from '../../src/index.js';
 import type { FaultProxy, FaultProxyOptions, ProxiedRequest } from '../support/fault-proxy.js';
-import { childrenOf, textOf, until } from '../support/harness.js';
+import { closedForGood, noCallsInFlight, only, textOf, until } from '../support/harness.js';
 import {
   closeRigs,
   connectThrough,
@@ -20,7 +20,6 @@ import {
   rejection,
   responsesTo,
   rig,
-  sleep,
   startProxy,
   transportThrough,
   within,
@@ -64,7 +63,7 @@ async function cutAndRefused(
 
   const text = textOf(await client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: () => undefined }));
 
-  const post = posts(proxy.requests, 'progress')[0]!;
+  const post = only(posts(proxy.requests, 'progress'), 'progress POST');
   const resumes = proxy.requests.filter(isResume);
   return { text, resumes, observed: gaps([post.cutAt!, ...resumes.map((r) => r.at)]) };
 }
@@ -113,7 +112,7 @@ describe('R1, R2, R3: a POST stream that breaks', { timeout: 10_000 }, () => {
       expect(post?.outcome).toBe('cut');
       const resumes = proxy.requests.filter(isResume);
       expect(resumes).toHaveLength(1);
-      const resume = resumes[0]!;
+      const resume = only(resumes, 'resume GET');
       const sent = idsSent([post!]);
       expect(sent).toHaveLength(3);
       // A cleanly ended body was read to its end; a broken one may lose what was not read yet.
@@ -183,7 +182,8 @@ describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
 
     expect(text).toBe('done 3');
     expect(resumes.map((r) => r.status)).toEqual([503, 503, 503, 503, 200]);
-    for (const resume of resumes) expect(resume.lastEventId).toBe(resumes[0]!.lastEventId);
+    // Every attempt resumes after the same event: the refused ones delivered none.
+    expect(new Set(resumes.map((resume) => resume.lastEventId)).size).toBe(1);
     console.log(`R4 backoff gaps (ms), expected 100/200/400/800/1600: ${observed.map((g) => g.toFixed(0)).join(', ')}`);
     [100, 200, 400, 800, 1600].forEach((delay, i) => {
       expect(observed[i], `reconnect ${String(i + 1)}`).toBeGreaterThanOrEqual(delay - early);
@@ -233,7 +233,7 @@ describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
       'done 2',
     );
 
-    const post = posts(proxy.requests, 'progress')[0]!;
+    const post = only(posts(proxy.requests, 'progress'), 'progress POST');
     expect(post.events[0]?.raw).toContain('retry: 500');
     const [resume, ...more] = proxy.requests.filter(isResume);
     expect(more).toEqual([]);
@@ -258,8 +258,8 @@ describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
 
     const toldPost = posts(proxy.requests, 'progress').find((r) => steps(r) === 2)!;
     const untoldPost = posts(proxy.requests, 'progress').find((r) => steps(r) === 3)!;
-    const toldResume = resumesOf(proxy.requests, toldPost, proxy.carrierOf)[0]!;
-    const untoldResume = resumesOf(proxy.requests, untoldPost, proxy.carrierOf)[0]!;
+    const toldResume = only(resumesOf(proxy.requests, toldPost, proxy.carrierOf), 'resume of the stream told retry: 400');
+    const untoldResume = only(resumesOf(proxy.requests, untoldPost, proxy.carrierOf), 'resume of the stream told nothing');
     const toldDelay = toldResume.at - toldPost.cutAt!;
     const untoldDelay = untoldResume.at - untoldPost.cutAt!;
     console.log(`S3 per stream: retry 400 → ${toldDelay.toFixed(0)} ms; no retry (backoff 100) → ${untoldDelay.toFixed(0)} ms`);
@@ -288,9 +288,8 @@ describe('R5: the retry budget', { timeout: 10_000 }, () => {
     );
     expect(error.message).toContain('503');
     expect(proxy.requests.filter(isResume)).toHaveLength(budget.maxRetries + 1);
-    await until(() => !childrenOf(transport).some((id) => id.startsWith('post-')), 'the POST child stopped');
-    // Many backoff periods later, still no further GET.
-    await sleep(10 * budget.initialReconnectionDelay);
+    // The moment: no call is in flight, so no POST child is left to send another GET.
+    await noCallsInFlight(transport, 'the call given up on');
     expect(proxy.requests.filter(isResume)).toHaveLength(budget.maxRetries + 1);
     expect(posts(proxy.requests, 'progress')).toHaveLength(1);
     // R3: a call the transport gave up on is not cancelled either.
@@ -298,7 +297,7 @@ describe('R5: the retry budget', { timeout: 10_000 }, () => {
   });
 
   it('R5: resume streams that open and end without progress end the call after exactly maxRetries + 1 GETs', async () => {
-    const { proxy, client } = await rig({ transport: { reconnectionOptions: budget } });
+    const { proxy, client, transport } = await rig({ transport: { reconnectionOptions: budget } });
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 1 });
     proxy.rule({ method: 'GET', resume: true, times: Infinity, cutAfter: 0, cutMode: 'end' });
 
@@ -307,7 +306,7 @@ describe('R5: the retry budget', { timeout: 10_000 }, () => {
     );
     expect(error.message).toContain('could not be resumed');
     expect(proxy.requests.filter(isResume)).toHaveLength(budget.maxRetries + 1);
-    await sleep(10 * budget.initialReconnectionDelay);
+    await noCallsInFlight(transport, 'the call that could not be resumed');
     expect(proxy.requests.filter(isResume)).toHaveLength(budget.maxRetries + 1);
   });
 
@@ -326,8 +325,11 @@ describe('R5: the retry budget', { timeout: 10_000 }, () => {
     expect(seen).toEqual([1, 2, 3, 4]);
     const resumes = proxy.requests.filter(isResume);
     expect(resumes.map((r) => r.status)).toEqual([503, 503, 200, 503, 503, 200]);
-    // The fourth and later GETs resume after the event the third one delivered.
-    expect(resumes[3]!.lastEventId).toBe(resumes[2]!.events[0]!.id);
+    // The GETs after the first that delivered an event resume after that event.
+    const progressed = resumes.find((resume) => resume.events.length > 0)!;
+    const later = resumes.filter((resume) => resume.at > progressed.at);
+    expect(later).toHaveLength(3);
+    for (const resume of later) expect(resume.lastEventId).toBe(progressed.events[0]!.id);
   });
 
   it('R5: without progress, the budget is not reset: 503, 503, an empty stream, then the call fails (maxRetries 2)', async () => {
@@ -518,14 +520,13 @@ describe('R8: cancelling a request stops its stream', { timeout: 10_000 }, () =>
     expect(error.message).toContain('user gave up');
     const cancellation = await proxy.waitFor(isCancellation);
     expect((cancellation.body as { params?: { requestId?: unknown } }).params?.requestId).toBe(1);
-    await until(() => !childrenOf(transport).some((id) => id.startsWith('post-')), 'the POST child stopped');
-    // Twice the backoff delay later: the timer was stopped with the stream.
-    await sleep(2 * slowBackoff.initialReconnectionDelay);
+    // The moment: no call is in flight; the backoff timer was the POST child's, stopped with it.
+    await noCallsInFlight(transport, 'the cancelled call');
     expect(proxy.requests.filter(isResume)).toEqual([]);
   });
 
   it('R8: cancelled while the resume GET waits for headers: that GET is aborted at once and none follows', async () => {
-    const { proxy, client } = await rig();
+    const { proxy, client, transport } = await rig();
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });
     proxy.rule({ method: 'GET', resume: true, stallHeaders: 'release' });
     const controller = new AbortController();
@@ -541,12 +542,12 @@ describe('R8: cancelling a request stops its stream', { timeout: 10_000 }, () =>
     await within(resume.ended, 'the client to abort the held GET');
     expect(resume.outcome).toBe('closed');
     await proxy.waitFor(isCancellation);
-    await sleep(300);
+    await noCallsInFlight(transport, 'the cancelled call');
     expect(proxy.requests.filter(isResume)).toHaveLength(1);
   });
 
   it('R8: cancelled while the resumed stream is open: its body is cancelled and no GET follows', async () => {
-    const { proxy, client } = await rig();
+    const { proxy, client, transport } = await rig();
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });
     proxy.rule({ method: 'GET', resume: true, stallBodyAfter: 1, stallBody: 'release' });
     const controller = new AbortController();
@@ -563,12 +564,12 @@ describe('R8: cancelling a request stops its stream', { timeout: 10_000 }, () =>
     await call;
     await within(resume.ended, 'the client to cancel the resumed body');
     expect(resume.outcome).toBe('closed');
-    await sleep(300);
+    await noCallsInFlight(transport, 'the cancelled call');
     expect(proxy.requests.filter(isResume)).toHaveLength(1);
   });
 
   it('R8, F2: close() during backoff stops the timer: no GET follows', async () => {
-    const { proxy, client } = await rig({ transport: { reconnectionOptions: slowBackoff } });
+    const { proxy, client, transport } = await rig({ transport: { reconnectionOptions: slowBackoff } });
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });
     const call = rejection(
       client.callTool({ name: 'progress', arguments: { steps: 20, delayMs: 50 } }, undefined, { onprogress: () => undefined }),
@@ -577,7 +578,8 @@ describe('R8: cancelling a request stops its stream', { timeout: 10_000 }, () =>
     await post.ended;
     await client.close();
     await call;
-    await sleep(2 * slowBackoff.initialReconnectionDelay);
+    // The moment: the chart is closed with no child left, so no backoff wait is left to fire.
+    expect(closedForGood(transport)).toBe(true);
     expect(proxy.requests.filter(isResume)).toEqual([]);
   });
 });
@@ -593,13 +595,13 @@ describe('R9: silent and broken bodies', { timeout: 10_000 }, () => {
     });
     expect(textOf(result)).toBe('done 4');
     expect(seen).toEqual([1, 2, 3, 4]);
-    const post = posts(proxy.requests, 'progress')[0]!;
+    const post = only(posts(proxy.requests, 'progress'), 'progress POST');
     // The client gave up on the stalled body itself.
     expect(post.outcome).toBe('closed');
     const resumes = proxy.requests.filter(isResume);
-    expect(resumes).toHaveLength(1);
-    expect(resumes[0]!.lastEventId).toBe(post.events.at(-1)!.id);
-    expect(resumes[0]!.at - post.events.at(-1)!.at).toBeGreaterThanOrEqual(300 - early);
+    const resume = only(resumes, 'resume GET');
+    expect(resume.lastEventId).toBe(post.events.at(-1)!.id);
+    expect(resume.at - post.events.at(-1)!.at).toBeGreaterThanOrEqual(300 - early);
     expect(errors).toEqual([]);
   });
 
@@ -629,7 +631,7 @@ describe('R9: silent and broken bodies', { timeout: 10_000 }, () => {
     });
     expect(textOf(result)).toBe('done 4');
     expect(seen).toEqual([1, 2, 3, 4]);
-    expect(posts(proxy.requests, 'progress')[0]?.outcome).toBe('cut');
+    expect(only(posts(proxy.requests, 'progress'), 'progress POST').outcome).toBe('cut');
     expect(proxy.requests.filter(isResume)).toHaveLength(1);
     expect(transportErrors).toEqual([]);
     expect(errors).toEqual([]);
@@ -666,7 +668,7 @@ describe('R10: resumption tokens', { timeout: 10_000 }, () => {
       onresumptiontoken: (token) => tokens.push(token),
     });
     expect(textOf(result)).toBe('done 4');
-    const post = posts(proxy.requests, 'progress')[0]!;
+    const post = only(posts(proxy.requests, 'progress'), 'progress POST');
     const resume = proxy.requests.find(isResume)!;
     expect(tokens).toEqual(idsSent([post, resume]));
     expect(tokens).toHaveLength(6);

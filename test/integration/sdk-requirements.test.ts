@@ -22,6 +22,7 @@ import {
   SessionExpiredError,
   StreamableHTTPClientTransport,
   StreamableHTTPError,
+  nextRetry,
   type FetchLike,
   type JSONRPCMessage,
   type StreamableHTTPClientTransportOptions,
@@ -31,12 +32,15 @@ import { json, result, sse, sseText, type RecordedRequest, type Reply } from '..
 import {
   causeChain,
   childrenOf,
+  closedForGood,
   newClient,
+  noCallsInFlight,
+  only,
   realFetch,
   recordingFetch,
   rejection,
   signal,
-  sleep,
+  standaloneIn,
   textOf,
   until,
   within,
@@ -93,11 +97,6 @@ function logMessage(data: string): JSONRPCMessage {
 function standaloneChart(transport: StreamableHTTPClientTransport): { matches(state: string): boolean } | undefined {
   const child = transport.actor.getSnapshot().children.standalone as AnyActorRef | undefined;
   return child?.getSnapshot() as { matches(state: string): boolean } | undefined;
-}
-
-/** Whether the standalone GET stream's chart is in `state` (e.g. 'listening', 'backoff', 'degraded'). */
-function standaloneIn(transport: StreamableHTTPClientTransport, state: string): boolean {
-  return standaloneChart(transport)?.matches(state) ?? false;
 }
 
 /** The send() promises a spy saw, for the message whose JSON contains `needle`. */
@@ -173,9 +172,10 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
 
     const init = server.filter({ rpc: 'initialize' });
     expect(init).toHaveLength(1);
-    expect(headerOf(init[0]!, 'mcp-protocol-version')).toBeUndefined();
-    expect(headerOf(init[0]!, 'mcp-session-id')).toBeUndefined();
-    const later = server.requests.filter((request) => request.seq > init[0]!.seq);
+    const initialize = server.only({ rpc: 'initialize' });
+    expect(headerOf(initialize, 'mcp-protocol-version')).toBeUndefined();
+    expect(headerOf(initialize, 'mcp-session-id')).toBeUndefined();
+    const later = server.requests.filter((request) => request.seq > initialize.seq);
     expect(later.map((request) => request.rpc ?? request.method)).toEqual(
       expect.arrayContaining(['notifications/initialized', 'GET', 'ping', 'DELETE']),
     );
@@ -357,7 +357,7 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
     await transport.terminateSession();
     const deletes = server.requests.filter((request) => request.method === 'DELETE');
     expect(deletes).toHaveLength(1);
-    expect(headerOf(deletes[0]!, 'mcp-session-id')).toBe(sessionId);
+    expect(headerOf(only(deletes, 'DELETE'), 'mcp-session-id')).toBe(sessionId);
     expect(transport.sessionId).toBeUndefined();
 
     const { transport: other, errors: otherErrors } = await connect(server.url);
@@ -407,11 +407,11 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
         jitter: false,
       },
     });
-    await server.waitFor({ http: 'GET' });
+    const opened = await server.waitFor({ http: 'GET' });
 
     // The reconnect machinery is live: a cut stream is reopened after the delay.
     cut[0]!.fire();
-    await server.waitFor((request) => request.method === 'GET' && request.seq > server.filter({ http: 'GET' })[0]!.seq);
+    await server.waitFor((request) => request.method === 'GET' && request.seq > opened.seq);
     // A second cut leaves a reconnect pending; close() comes before its delay is over.
     cut[1]!.fire();
     await until(() => standaloneIn(transport, 'backoff'), 'the standalone stream to wait for its reconnect');
@@ -419,7 +419,8 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
     const requestsAtClose = server.requests.length;
     expect(server.requests.at(-1)?.method).toBe('DELETE');
 
-    await sleep(delay * 3);
+    // The moment: the chart is closed and holds no child, so no wait is left to reopen the stream.
+    await until(() => closedForGood(transport), 'the chart to be closed with nothing left running');
     expect(server.filter({ http: 'GET' })).toHaveLength(2);
     expect(server.requests.length).toBe(requestsAtClose);
     expect(childrenOf(transport)).toEqual([]);
@@ -469,7 +470,8 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
     // The server's event store stamped the stream (priming event first): a Last-Event-ID was available.
     expect(tokens.length).toBeGreaterThan(0);
 
-    await sleep(300); // fifteen reconnect delays: a resume would have happened by now
+    // The moment: the call is over (no data-plane call, no POST child left that could resume it).
+    await noCallsInFlight(transport, 'the answered call');
     const gets = server.requests.filter((request) => request.method === 'GET');
     expect(gets).toHaveLength(1);
     expect(gets.filter((request) => headerOf(request, 'last-event-id') !== undefined)).toEqual([]);
@@ -504,8 +506,9 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
       const answer = await client.callTool({ name: 'echo', arguments: { text: 'after retry' } });
       expect(textOf(answer)).toBe('after retry');
       expect(resumes).toHaveLength(1);
-      expect(headerOf(resumes[0]!.request, 'last-event-id')).toBe('retry-evt-1');
-      const waited = resumes[0]!.at - cutAt;
+      const resume = only(resumes, 'resume');
+      expect(headerOf(resume.request, 'last-event-id')).toBe('retry-evt-1');
+      const waited = resume.at - cutAt;
       expect(waited).toBeGreaterThanOrEqual(retryMs - 25);
       expect(waited).toBeLessThan(2_500);
       expect(server.filter({ rpc: 'tools/call' })).toHaveLength(1);
@@ -539,7 +542,8 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
       await until(() => standaloneIn(transport, 'degraded'), 'the retry budget to be spent');
       expect(gets[1]! - cutAt).toBeGreaterThanOrEqual(100 - 25);
       expect(gets[2]! - gets[1]!).toBeGreaterThanOrEqual(200 - 25);
-      await sleep(600);
+      // By the chart's own clock: the next GET is due only after the ceiling (10 s), not after another backoff step.
+      expect(nextRetry(transport.actor.getSnapshot())).toMatchObject({ stream: 'standalone', delayMs: 10_000 });
       expect(gets).toHaveLength(3);
       await client.ping();
       expect(errors.filter((e) => e instanceof SessionExpiredError)).toEqual([]);
@@ -567,11 +571,14 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
     expect(logged).toEqual(['before the cut', 'after the cut']);
     const gets = server.filter({ http: 'GET' });
     expect(gets).toHaveLength(2);
-    expect(headerOf(gets[0]!, 'last-event-id')).toBeUndefined();
-    expect(headerOf(gets[1]!, 'last-event-id')).toBe('event-id-1');
-    expect(headerOf(gets[1]!, 'mcp-session-id')).toBe(transport.sessionId);
-    expect(headerOf(gets[1]!, 'mcp-protocol-version')).toBe(transport.protocolVersion);
-    expect(acceptTypes(gets[1]!)).toEqual(['text/event-stream']);
+    // The stream as first opened carries no Last-Event-ID; the reconnect, after it, carries the last id seen.
+    const opening = only(gets, 'GET without Last-Event-ID', (request) => headerOf(request, 'last-event-id') === undefined);
+    const reconnect = only(gets, 'GET with Last-Event-ID', (request) => headerOf(request, 'last-event-id') !== undefined);
+    expect(reconnect.seq).toBeGreaterThan(opening.seq);
+    expect(headerOf(reconnect, 'last-event-id')).toBe('event-id-1');
+    expect(headerOf(reconnect, 'mcp-session-id')).toBe(transport.sessionId);
+    expect(headerOf(reconnect, 'mcp-protocol-version')).toBe(transport.protocolVersion);
+    expect(acceptTypes(reconnect)).toEqual(['text/event-stream']);
   });
 
   it('reconnect-post-priming (R1, R2, P10): a POST stream that breaks is resumed only if it carried an event id (a priming event)', async () => {
@@ -654,8 +661,8 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
 
     const resume = server.filter((request) => request.method === 'GET' && headerOf(request, 'last-event-id') !== undefined);
     expect(resume).toHaveLength(1);
-    expect(headerOf(resume[0]!, 'last-event-id')).toBe('e1');
-    expect(headerOf(resume[0]!, 'mcp-session-id')).toBe(server.sessionId);
+    expect(headerOf(only(resume, 'resume GET'), 'last-event-id')).toBe('e1');
+    expect(headerOf(only(resume, 'resume GET'), 'mcp-session-id')).toBe(server.sessionId);
     expect(delivered).toEqual([logMessage('step 2'), logMessage('step 3'), result(callId as number, toolResult('done'))]);
     expect(tokens).toEqual(['e2', 'e3', 'e4']);
   });
@@ -754,8 +761,9 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
     await until(() => scheduled.length === 1, 'the scheduler to be asked');
     // attempt is zero-indexed, as the SDK documents it.
     expect.soft(scheduled).toEqual([{ delay: 150, attempt: 0 }]);
-    // The scheduler replaces the timer: time alone reconnects nothing.
-    await sleep(400);
+    // The scheduler replaces the timer: time alone reconnects nothing. The stream waits in the 'scheduled' wait,
+    // which has no timer of its own: only the scheduler's reconnect ('reconnect.due') leaves it.
+    expect(standaloneIn(transport, { backoff: 'scheduled' })).toBe(true);
     expect(gets()).toBe(1);
 
     // Its reconnect opens the GET; a 500 asks again with attempt 1 and the grown delay.
@@ -782,9 +790,10 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
     const cancelledBeforeClose = cancelled;
     await transport.close();
     expect(cancelled - cancelledBeforeClose, 'cancel calls by close()').toBe(1);
-    // A reconnect called after close() does nothing.
+    // A reconnect called after close() does nothing: the chart it would tell is closed, with no stream child left to reopen.
+    expect(closedForGood(transport)).toBe(true);
     reconnects[2]!();
-    await sleep(100);
+    expect(closedForGood(transport)).toBe(true);
     expect(gets()).toBe(3);
   });
 
@@ -896,13 +905,9 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
 
       await until(() => server.filter({ http: 'GET' }).length === maxRetries + 1, 'the reconnects');
       await until(() => standaloneIn(transport, 'degraded'), 'the retry budget to be spent');
-      await sleep(100);
-      expect
-        .soft(
-          errors.some((e) => causeChain(e).some((c) => c instanceof StreamableHTTPError && c.status === 500)),
-          'onerror reports the failed reconnects, with the HTTP 500 in the cause chain',
-        )
-        .toBe(true);
+      const reported500 = () => errors.some((e) => causeChain(e).some((c) => c instanceof StreamableHTTPError && c.status === 500));
+      await until(reported500, 'the failed reconnects to be reported').catch(() => undefined);
+      expect.soft(reported500(), 'onerror reports the failed reconnects, with the HTTP 500 in the cause chain').toBe(true);
 
       // The failure stays off the calls: an unrelated call afterwards succeeds, and the session is untouched.
       expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'still works' } }))).toBe('still works');
@@ -917,11 +922,19 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
       const server = await scripted();
       let gets = 0;
       server.on({ http: 'GET' }, () => (gets++ === 0 ? cutStream : { status: 404, body: 'Not Found' }));
-      await connect(server.url, { reconnectionOptions });
+      const { transport } = await connect(server.url, { reconnectionOptions });
       await server.waitFor({ http: 'GET' });
-      await sleep(1_000);
+      // The moment: the session was re-established and its first GET met 404 too, so the standalone stream was given up
+      // (G2: its chart stopped; only it sends a GET); or a loop ran past the bound.
+      const bound = 1 + maxRetries + 1;
+      await until(
+        () =>
+          (server.filter({ rpc: 'initialize' }).length > 1 && !('standalone' in transport.actor.getSnapshot().children)) ||
+          server.filter({ rpc: 'initialize' }).length > bound,
+        'the 404s to stop or to loop',
+      );
       const initializes = server.filter({ rpc: 'initialize' }).length;
-      expect(initializes, `${initializes} initialize POSTs in one second`).toBeLessThanOrEqual(1 + maxRetries + 1);
+      expect(initializes, `${initializes} initialize POSTs before the budget was spent`).toBeLessThanOrEqual(bound);
     }
   });
 });

@@ -19,6 +19,7 @@ import {
   header,
   leftoversOver,
   newClient,
+  only,
   rejection,
   Started,
   recordingFetch,
@@ -87,9 +88,10 @@ describe.each(statefulModes)('$mode', { timeout: 5_000 }, ({ sse }) => {
     expect(textOf(await second.callTool({ name: 'echo', arguments: { text: 'two' } }))).toBe('two');
 
     const restarted = server.requests.slice(before);
-    expect(restarted[0]?.rpc).toBe('initialize');
-    expect(header(restarted[0]!, 'mcp-session-id')).toBeUndefined();
-    expect(header(restarted[0]!, 'mcp-protocol-version')).toBeUndefined();
+    const init = only(restarted, 'initialize', (request) => request.rpc === 'initialize');
+    expect(restarted.indexOf(init), 'initialize goes first').toBe(0);
+    expect(header(init, 'mcp-session-id')).toBeUndefined();
+    expect(header(init, 'mcp-protocol-version')).toBeUndefined();
     expect(transport.sessionId).toBeDefined();
     expect(transport.sessionId).not.toBe(firstSession);
     expect(server.sessions.has(transport.sessionId!)).toBe(true);
@@ -121,8 +123,9 @@ describe.each(statefulModes)('$mode', { timeout: 5_000 }, ({ sse }) => {
 
     const deletes = server.requests.filter(byMethod('DELETE'));
     expect(deletes).toHaveLength(1);
-    expect(header(deletes[0]!, 'mcp-session-id')).toBe(sessionId);
-    expect(header(deletes[0]!, 'mcp-protocol-version')).toBe(LATEST_PROTOCOL_VERSION);
+    const deleted = only(deletes, 'DELETE');
+    expect(header(deleted, 'mcp-session-id')).toBe(sessionId);
+    expect(header(deleted, 'mcp-protocol-version')).toBe(LATEST_PROTOCOL_VERSION);
     expect(server.closedSessions).toEqual([sessionId]);
     expect(server.sessions.has(sessionId!)).toBe(false);
     expect(transportCloses).toBe(1);

@@ -23,7 +23,14 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import { manualNetwork, StreamableHTTPClientTransport, type FetchLike, type JSONRPCMessage } from '../../src/index.js';
 import { Coverage } from './coverage.js';
 import { callerEvents, type ModelConfig, type ModelEvent, type ModelEventType, type ModelSnapshot } from './model.js';
-import { startPuppetServer, type PuppetReply, type PuppetRequest, type PuppetServer, type RpcId } from './puppet-server.js';
+import {
+  headerOf,
+  startScriptedServer,
+  type Reply,
+  type RecordedRequest,
+  type ScriptedServer,
+  type RpcId,
+} from '../support/scripted-server.js';
 
 const PROTOCOL_VERSION = '2025-11-25';
 /** Longest wait for the transport and the server to reach what a step expects (a bound, not a timing). */
@@ -66,6 +73,14 @@ export function numberedFetch(): { abandoned: Set<string>; fetchFn: FetchLike } 
     return fetch(url, { ...init, headers });
   };
   return { abandoned, fetchFn };
+}
+
+/** The requests a server holds that the client has not abandoned (the number `numberedFetch` gave each fetch). */
+export function heldByClient(server: ScriptedServer, abandoned: ReadonlySet<string>): RecordedRequest[] {
+  return server.held().filter((request) => {
+    const client = headerOf(request, 'x-model-request');
+    return client === undefined || !abandoned.has(client);
+  });
 }
 
 /**
@@ -129,12 +144,12 @@ interface Tracked {
   outcome: 'pending' | 'resolved' | 'rejected';
 }
 
-export const json = (body: unknown, headers: Record<string, string> = {}, status = 200): PuppetReply => ({
+export const json = (body: unknown, headers: Record<string, string> = {}, status = 200): Reply => ({
   status,
   headers: { 'content-type': 'application/json', ...headers },
   body: JSON.stringify(body),
 });
-export const text = (status: number, body: string): PuppetReply => ({ status, headers: { 'content-type': 'text/plain' }, body });
+export const text = (status: number, body: string): Reply => ({ status, headers: { 'content-type': 'text/plain' }, body });
 
 /** The kind of held request a server event answers. */
 function kindAnswered(event: ModelEvent): string {
@@ -190,7 +205,7 @@ export class ActorWatch {
   }
 
   /** Waits (bounded: SETTLE_MS) until `done()` holds or the actor crashed, waking on every change of the actor or the server. */
-  async settle(puppet: PuppetServer, done: () => boolean): Promise<void> {
+  async settle(puppet: ScriptedServer, done: () => boolean): Promise<void> {
     const deadline = Date.now() + SETTLE_MS;
     for (let round = 0; round < 10_000 && !done() && this.crash === undefined && Date.now() <= deadline; round++) {
       await Promise.race([
@@ -220,7 +235,7 @@ export class World {
 
   private constructor(
     readonly config: ModelConfig,
-    readonly puppet: PuppetServer,
+    readonly puppet: ScriptedServer,
     readonly transport: StreamableHTTPClientTransport,
     private readonly abandoned: ReadonlySet<string>,
     private readonly network: { setOnline(online: boolean): void },
@@ -236,7 +251,7 @@ export class World {
   }
 
   static async open(config: ModelConfig): Promise<World> {
-    const puppet = await startPuppetServer();
+    const puppet = await startScriptedServer({ defaults: 'park' });
     const { abandoned, fetchFn } = numberedFetch();
     // The World (and its coverage) exists only once the transport does; its first events wait for it.
     const coverage: { inspect: Coverage['inspect'] } = { inspect: () => undefined };
@@ -296,8 +311,8 @@ export class World {
   }
 
   /** Requests the server holds that the client has not given up. */
-  private held(): PuppetRequest[] {
-    return this.puppet.held().filter((request) => request.client === undefined || !this.abandoned.has(request.client));
+  private held(): RecordedRequest[] {
+    return heldByClient(this.puppet, this.abandoned);
   }
 
   /** What each held request is, in the model's words. */
@@ -308,7 +323,7 @@ export class World {
       .sort();
   }
 
-  private kindOf(request: PuppetRequest, current: string | undefined): string {
+  private kindOf(request: RecordedRequest, current: string | undefined): string {
     if (request.path === '/token') return 'token';
     if (request.path === '/messages') return `lpost:${request.rpc === 'initialize' ? 'init' : request.id !== undefined ? 'req' : 'note'}`;
     if (request.method === 'DELETE') return 'del';
@@ -320,7 +335,7 @@ export class World {
     return `req:${carried}:${this.retried.has(request.id) ? 'retry' : 'caller'}`;
   }
 
-  private heldOfKind(kind: string): PuppetRequest {
+  private heldOfKind(kind: string): RecordedRequest {
     const current = this.transport.sessionId;
     const request = this.held().find((candidate) => this.kindOf(candidate, current) === kind);
     if (request === undefined)
@@ -328,7 +343,7 @@ export class World {
     return request;
   }
 
-  private unauthorized(): PuppetReply {
+  private unauthorized(): Reply {
     return json(
       { error: 'invalid_token', error_description: 'token refused' },
       {
@@ -458,14 +473,14 @@ export class World {
         puppet.answer(request, json({ jsonrpc: '2.0', id, result: { tools: [] } }, { 'mcp-session-id': 'another-session' }));
         return;
       case 'get.stream':
-        puppet.answer(request, { status: 200, headers: { 'content-type': 'text/event-stream' }, body: ': listening\n\n', stream: true });
+        puppet.answer(request, { status: 200, headers: { 'content-type': 'text/event-stream' }, body: ': listening\n\n', keepOpen: true });
         return;
       case 'get.endpoint':
         puppet.answer(request, {
           status: 200,
           headers: { 'content-type': 'text/event-stream' },
           body: 'event: endpoint\ndata: /messages?session=legacy\n\n',
-          stream: true,
+          keepOpen: true,
         });
         return;
       case 'get.silent':
@@ -473,7 +488,7 @@ export class World {
           status: 200,
           headers: { 'content-type': 'text/event-stream' },
           body: ': no endpoint yet\n\n',
-          stream: true,
+          keepOpen: true,
         });
         return;
       case 'get.drop':

@@ -18,8 +18,8 @@ import { expect } from 'vitest';
 import type { StatePath, TestParam } from 'xstate/graph';
 import { manualNetwork, parseSavedState, StreamableHTTPClientTransport, type JSONRPCMessage } from '../../src/index.js';
 import { Coverage } from './coverage.js';
-import { ActorWatch, canonical, json, numberedFetch, RefreshingProvider, runInWorld, text } from './executor.js';
-import { startPuppetServer, type PuppetRequest, type PuppetServer } from './puppet-server.js';
+import { ActorWatch, canonical, heldByClient, json, numberedFetch, RefreshingProvider, runInWorld, text } from './executor.js';
+import { startScriptedServer, type RecordedRequest, type ScriptedServer } from '../support/scripted-server.js';
 import type { HeldKind, ModernConfig, ModernEvent, ModernEventType, ModernSnapshot, Waiting } from './modern-model.js';
 
 const MODERN = '2026-07-28';
@@ -48,7 +48,7 @@ export class ModernWorld {
 
   private constructor(
     readonly config: ModernConfig,
-    readonly puppet: PuppetServer,
+    readonly puppet: ScriptedServer,
     readonly transport: StreamableHTTPClientTransport,
     private readonly abandoned: ReadonlySet<string>,
     private readonly network: { setOnline(online: boolean): void },
@@ -69,7 +69,7 @@ export class ModernWorld {
   }
 
   static async open(config: ModernConfig): Promise<ModernWorld> {
-    const puppet = await startPuppetServer();
+    const puppet = await startScriptedServer({ defaults: 'park' });
     const { abandoned, fetchFn } = numberedFetch();
     const coverage: { inspect: Coverage['inspect'] } = { inspect: () => undefined };
     const network = manualNetwork(true);
@@ -124,11 +124,11 @@ export class ModernWorld {
   }
 
   /** Requests the server holds that the client has not given up. */
-  private held(): PuppetRequest[] {
-    return this.puppet.held().filter((request) => request.client === undefined || !this.abandoned.has(request.client));
+  private held(): RecordedRequest[] {
+    return heldByClient(this.puppet, this.abandoned);
   }
 
-  private kindOf(request: PuppetRequest): string {
+  private kindOf(request: RecordedRequest): string {
     if (request.path === '/token') return 'token';
     const streaming = request.state === 'streaming';
     switch (request.rpc) {
@@ -154,7 +154,7 @@ export class ModernWorld {
       .sort();
   }
 
-  private heldOfKind(kind: HeldKind): PuppetRequest {
+  private heldOfKind(kind: HeldKind): RecordedRequest {
     const request = this.held().find((candidate) => this.kindOf(candidate) === kind);
     if (request === undefined) throw new Error(`the server holds no ${kind} (it holds: ${this.heldKinds().join(', ') || 'nothing'})`);
     return request;
@@ -301,7 +301,7 @@ export class ModernWorld {
           status: 200,
           headers: { 'content-type': 'text/event-stream' },
           body: `id: ev-1\ndata: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } })}\n\n`,
-          stream: true,
+          keepOpen: true,
         });
         return;
       case 'stream.response': {
@@ -336,7 +336,7 @@ export class ModernWorld {
           status: 200,
           headers: { 'content-type': 'text/event-stream' },
           body: ': listening\n\n',
-          stream: true,
+          keepOpen: true,
         });
         return;
       case 'listen.end': {

@@ -13,7 +13,7 @@ import type { StatePath, TestParam } from 'xstate/graph';
 import { manualNetwork, StreamableHTTPClientTransport, type JSONRPCMessage } from '../../src/node.js';
 import { Coverage, machineIdOf } from './coverage.js';
 import { ActorWatch, canonical, initializeRequest, initializeResult, json, runInWorld, text } from './executor.js';
-import { startPuppetServer, type PuppetReply, type PuppetRequest, type PuppetServer } from './puppet-server.js';
+import { startScriptedServer, type Reply, type RecordedRequest, type ScriptedServer } from '../support/scripted-server.js';
 import type { Held, StreamConfig, StreamEvent, StreamEventType, StreamSnapshot } from './stream-models.js';
 
 /** streamIdleTimeout of the idle-watch configurations, and how often the server writes a comment on every stream not silenced. */
@@ -28,14 +28,14 @@ const TOKEN = 'e0';
 const call: JSONRPCMessage = { jsonrpc: '2.0', id: CALL_ID, method: 'tools/list' };
 const notification: JSONRPCMessage = { jsonrpc: '2.0', method: 'notifications/roots/list_changed' };
 const logMessage = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'model' } });
-const eventStream = (body: string): PuppetReply => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, body, stream: true });
+const eventStream = (body: string): Reply => ({ status: 200, headers: { 'content-type': 'text/event-stream' }, body, keepOpen: true });
 const handshake = new Set(['initialize', 'notifications/initialized']);
 
 /** The part of a stream actor's snapshot read here (xstate types a child's snapshot loosely). */
 const snapshotOf = (actor: AnyActorRef) => actor.getSnapshot() as { status: string; value: unknown };
 
 /** What a request the server holds is, in the model's words (the handshake and the DELETE are not the stream's). */
-function heldKind(request: PuppetRequest): Held | undefined {
+function heldKind(request: RecordedRequest): Held | undefined {
   if (request.method === 'GET') return request.state === 'streaming' ? 'getStream' : 'get';
   if (request.method !== 'POST' || (request.rpc !== undefined && handshake.has(request.rpc))) return undefined;
   return request.state === 'streaming' ? 'postStream' : 'post';
@@ -46,7 +46,7 @@ export class StreamWorld {
   /** The wait the caller's reconnectionScheduler was handed, until the world ends it. */
   private pendingWait: (() => void) | undefined;
   /** Streams the server keeps silent (R9): no keep-alive comments. */
-  private readonly silenced = new Set<PuppetRequest>();
+  private readonly silenced = new Set<RecordedRequest>();
   private keepAlive: NodeJS.Timeout | undefined;
   private nextEventId = 1;
   /** The Last-Event-ID a resume must send. */
@@ -57,7 +57,7 @@ export class StreamWorld {
 
   private constructor(
     readonly config: StreamConfig,
-    readonly puppet: PuppetServer,
+    readonly puppet: ScriptedServer,
     readonly transport: StreamableHTTPClientTransport,
     private readonly network: { setOnline(online: boolean): void },
   ) {
@@ -75,7 +75,7 @@ export class StreamWorld {
   }
 
   static async open(config: StreamConfig): Promise<StreamWorld> {
-    const puppet = await startPuppetServer();
+    const puppet = await startScriptedServer({ defaults: 'park' });
     const coverage: { inspect: Coverage['inspect'] } = { inspect: () => undefined };
     const network = manualNetwork(true);
     const wait = config.waits === 'short' ? SHORT_WAIT_MS : LONG_WAIT_MS;
@@ -130,8 +130,8 @@ export class StreamWorld {
     expect(open(), 'the session is open').toBe(true);
   }
 
-  private async arrival(which: (request: PuppetRequest) => boolean): Promise<PuppetRequest> {
-    let found: PuppetRequest | undefined;
+  private async arrival(which: (request: RecordedRequest) => boolean): Promise<RecordedRequest> {
+    let found: RecordedRequest | undefined;
     await this.settle(() => (found = this.puppet.held().find((request) => request.state === 'parked' && which(request))) !== undefined);
     if (found === undefined) throw new Error('the request never arrived');
     return found;
@@ -152,7 +152,7 @@ export class StreamWorld {
     return { events, states: { '*': (state) => this.check(state) } };
   }
 
-  private heldOf(...kinds: Held[]): PuppetRequest {
+  private heldOf(...kinds: Held[]): RecordedRequest {
     const request = this.puppet.held().find((candidate) => kinds.includes(heldKind(candidate) ?? 'none'));
     if (request === undefined)
       throw new Error(`the server holds no ${kinds.join(' or ')} (it holds: ${this.heldKinds().join(', ') || 'nothing'})`);

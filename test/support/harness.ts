@@ -9,7 +9,10 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { vi } from 'vitest';
 import { StreamableHTTPClientTransport, type FetchLike } from '../../src/index.js';
+import { directCallsIn } from '../../src/actors.js';
 import { startServer, type LoggedRequest, type ServerOptions, type TestServer } from './mcp-server.js';
+
+export { only } from './http.js';
 
 /** The fetch the process had before any test replaced or spied on it. */
 export const realFetch: typeof globalThis.fetch = globalThis.fetch.bind(globalThis);
@@ -144,6 +147,35 @@ export function newClient(capabilities: ClientCapabilities = {}): Client {
 /** Names of the chart's running child actors (POST streams, the standalone stream, a DELETE). */
 export function childrenOf(transport: StreamableHTTPClientTransport): string[] {
   return Object.keys(transport.actor.getSnapshot().children);
+}
+
+/** Whether the standalone GET stream's chart is in `state` (e.g. 'listening', 'backoff', 'degraded', 'unsupported'). */
+export function standaloneIn(transport: StreamableHTTPClientTransport, state: string | Record<string, string>): boolean {
+  const child = transport.actor.getSnapshot().children.standalone as
+    { getSnapshot(): { matches(state: string | Record<string, string>): boolean } } | undefined;
+  return child?.getSnapshot().matches(state) ?? false;
+}
+
+/** Calls in flight: POST stream children (`post-N`, the only actors that resume or re-send a call) and data-plane calls. */
+export function callsInFlight(transport: StreamableHTTPClientTransport): number {
+  return childrenOf(transport).filter((id) => id.startsWith('post-')).length + directCallsIn(transport.actor.system);
+}
+
+/**
+ * The moment after which no call made so far can bring another request: no POST child is left
+ * to resume or re-send one, and the data plane holds none (bounded wait; throws naming `what`).
+ */
+export async function noCallsInFlight(transport: StreamableHTTPClientTransport, what: string): Promise<void> {
+  await until(() => callsInFlight(transport) === 0, `no call in flight: ${what}`);
+}
+
+/**
+ * The state after which the transport sends nothing more: its chart is closed (or stopped) and
+ * holds no child, so no wait, timer or stream of it is left to fire (F2).
+ */
+export function closedForGood(transport: StreamableHTTPClientTransport): boolean {
+  const snapshot = transport.actor.getSnapshot();
+  return (snapshot.status !== 'active' || snapshot.hasTag('closed')) && childrenOf(transport).length === 0;
 }
 
 /** A header of a logged request as one string (Node joins repeated headers). */

@@ -40,6 +40,17 @@ export function rpcMethodOf(body: unknown): string | undefined {
   return typeof method === 'string' ? method : undefined;
 }
 
+/**
+ * The one item of `items` that `match` picks (the only item when no match is given): a test picks
+ * a recorded request by what it is (its method, id, session, token), never by its position.
+ * Throws, naming `what` and how many matched, when none or several do.
+ */
+export function only<T>(items: readonly T[], what: string, match: (item: T) => boolean = () => true): T {
+  const found = items.filter(match);
+  if (found.length !== 1) throw new Error(`expected exactly one ${what}, found ${found.length} (of ${items.length})`);
+  return found[0]!;
+}
+
 /** Starts `server` on 127.0.0.1 (`port` 0: any free port) and returns the port it got. */
 export async function listenLocal(server: Server, port = 0): Promise<number> {
   await new Promise<void>((resolve, reject) => {
