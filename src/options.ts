@@ -5,6 +5,7 @@ import type { FetchLike, TokenSource } from './http/client.js';
 import type { NetworkSignal } from './network.js';
 import type { SavedTransportState } from './saved-state.js';
 import type { ExchangeOptions } from './http/exchanges.js';
+import type { TelemetryOption } from './telemetry/option.js';
 
 /**
  * Options of `StreamableHTTPClientTransport`. The first group has the names and meanings of the
@@ -102,6 +103,16 @@ export interface StreamableHTTPClientTransportOptions {
    * only: session IDs as fingerprints, no credential, messages as method and id unless `bodies`.
    */
   inspect?: InspectOption | undefined;
+  /**
+   * O1: OpenTelemetry traces and metrics after the MCP semantic conventions: a CLIENT span per
+   * request, its HTTP attempts as child spans, recoveries as span events, trace context in
+   * `params._meta`, and the `mcp.client.operation.duration` / `mcp.client.session.duration`
+   * histograms. `true` uses the global providers of `@opentelemetry/api` (an optional peer
+   * dependency, loaded by `start()` only when this is set); or give `{ tracer, meter }`.
+   * `sessionId: 'raw'` records the session ID itself; by default it is a fingerprint. Default: off,
+   * and nothing is loaded (O2).
+   */
+  telemetry?: TelemetryOption | undefined;
 }
 
 export function resolveChartOptions(
