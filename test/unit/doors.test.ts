@@ -4,7 +4,7 @@
  * import graph of the sources (type-only imports are erased and do not count).
  */
 import { describe, expect, it } from 'vitest';
-import { graphOf, readSource, runtimeImports } from '../support/import-graph.js';
+import { graphOf, readSource, runtimeImports, staticImports, type Reader } from '../support/import-graph.js';
 
 const isDevtools = (file: string) =>
   /^src\/(inspect|live|devtools|demo-server)\.ts$/.test(file) || file.startsWith('src/view/') || file.startsWith('src/cli/');
@@ -33,5 +33,24 @@ describe('the doors', () => {
     expect([...graphOf('src/index.ts', planted)].filter(isDevtools)).toContain('src/inspect.ts');
     // A type-only import is erased, so it is no edge.
     expect(runtimeImports("import type { JsonlRecord } from './inspect.js';\nexport type { X } from './view/bridge.js';")).toEqual([]);
+  });
+
+  /** The modules of `entry`'s graph (static only, or with `import()`) that import `@opentelemetry/api`. */
+  const apiImporters = (entry: string, importsOf: (source: string) => string[], read: Reader = readSource) =>
+    [...graphOf(entry, read, importsOf)].filter((file) => importsOf(read(file)).includes('@opentelemetry/api'));
+
+  it('O2: the root and Node entries load @opentelemetry/api only through the import() start() makes for the telemetry option', () => {
+    for (const entry of ['src/index.ts', 'src/node.ts']) {
+      expect(apiImporters(entry, staticImports)).toEqual([]);
+      expect(apiImporters(entry, runtimeImports)).toEqual(['src/telemetry/otel.ts']);
+    }
+    expect(runtimeImports(readSource('src/transport.ts'))).toContain('./telemetry/otel.js');
+    expect(staticImports(readSource('src/transport.ts'))).not.toContain('./telemetry/otel.js');
+  });
+
+  it('O2: the check can fail: a planted static import of the telemetry module from the facade is found', () => {
+    const planted = (path: string) =>
+      path === 'src/transport.ts' ? `import { createTelemetry } from './telemetry/otel.js';\n${readSource(path)}` : readSource(path);
+    expect(apiImporters('src/index.ts', staticImports, planted)).toEqual(['src/telemetry/otel.ts']);
   });
 });
