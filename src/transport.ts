@@ -233,15 +233,8 @@ export class StreamableHTTPClientTransport {
   }
 
   private async loadTelemetry(option: TelemetryOption): Promise<void> {
-    let module: typeof import('./telemetry/otel.js');
-    try {
-      module = await import('./telemetry/otel.js');
-    } catch (cause) {
-      throw new McpTransportError('the telemetry option needs the package @opentelemetry/api: install it, or leave the option out', {
-        cause,
-      });
-    }
-    this.telemetry ??= module.createTelemetry(option, this.http.url, this.actor);
+    const { createTelemetry } = await import('./telemetry/otel.js');
+    this.telemetry ??= await createTelemetry(option, this.http.url, this.actor);
     this.io.telemetry = this.telemetry;
     // close() may have come while the module loaded.
     if (!this.actor.getSnapshot().can({ type: 'start' })) throw new McpTransportError('transport closed while it was starting');

@@ -4,29 +4,18 @@
  * notification the caller sends, named `{mcp.method.name} {target}`; the HTTP attempts it took as
  * child spans (`POST`, `GET`); the chart's recoveries as events on it; W3C trace context in
  * `params._meta`; and the `mcp.client.operation.duration` and `mcp.client.session.duration`
- * histograms. Loaded with `import()` only when the `telemetry` option is given (O2): this module
- * is the only one that imports `@opentelemetry/api`.
+ * histograms. Loaded with `import()` only when the `telemetry` option is given (O2); it loads
+ * `@opentelemetry/api` (the optional peer) by a name in a variable, so that a bundler leaves it
+ * alone for an application that never asks for telemetry.
  */
-import {
-  context,
-  isSpanContextValid,
-  metrics,
-  propagation,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Histogram,
-  type Meter,
-  type Span,
-  type Tracer,
-} from '@opentelemetry/api';
+import type * as OtelApi from '@opentelemetry/api';
+import type { Attributes, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
 import type { Actor } from 'xstate';
 import type { GetResult, JSONRPCId, JSONRPCMessage, PostResult } from '../../machines/types.js';
 import type { ConnectionMachine } from '../../machines/connection/index.js';
 import { envelopeVersion, fingerprint, INITIALIZE } from '../../machines/connection/index.js';
 import { requestIdsOf } from '../../machines/post-stream.js';
-import { statusOf } from '../../machines/errors.js';
+import { McpTransportError, statusOf } from '../../machines/errors.js';
 import type { HttpAttempt, Recovery, Telemetry, TelemetryOption } from './option.js';
 
 /** The instrumentation scope: this package. */
@@ -74,13 +63,14 @@ function targetOf(method: string, params: Record<string, unknown> | undefined): 
  * `traceparent`, `tracestate` and `baggage` of `ctx`: through the configured propagator, else
  * (none registered) written as W3C Trace Context and Baggage from the span itself.
  */
-function traceContextOf(span: Span): Record<string, string> | undefined {
-  const ctx = trace.setSpan(context.active(), span);
+function traceContextOf(api: typeof OtelApi, span: Span): Record<string, string> | undefined {
+  const { propagation } = api;
+  const ctx = api.trace.setSpan(api.context.active(), span);
   const carrier: Record<string, string> = {};
   propagation.inject(ctx, carrier);
   if (carrier.traceparent === undefined) {
     const spanContext = span.spanContext();
-    if (!isSpanContextValid(spanContext)) return Object.keys(carrier).length === 0 ? undefined : carrier;
+    if (!api.isSpanContextValid(spanContext)) return Object.keys(carrier).length === 0 ? undefined : carrier;
     carrier.traceparent = `00-${spanContext.traceId}-${spanContext.spanId}-${spanContext.traceFlags.toString(16).padStart(2, '0')}`;
     const state = spanContext.traceState?.serialize();
     if (state !== undefined && state !== '') carrier.tracestate = state;
@@ -124,13 +114,14 @@ export class OpenTelemetry implements Telemetry {
   private sessionStart: number | undefined;
 
   constructor(
+    private readonly api: typeof OtelApi,
     option: TelemetryOption,
     url: URL,
     private readonly actor: Actor<ConnectionMachine>,
   ) {
     const given = option === true ? {} : option;
-    this.tracer = (given.tracer as Tracer | undefined) ?? trace.getTracer(scope);
-    const meter = (given.meter as Meter | undefined) ?? metrics.getMeter(scope);
+    this.tracer = (given.tracer as Tracer | undefined) ?? api.trace.getTracer(scope);
+    const meter = (given.meter as Meter | undefined) ?? api.metrics.getMeter(scope);
     const advice = { explicitBucketBoundaries: buckets };
     this.operations = meter.createHistogram('mcp.client.operation.duration', {
       unit: 's',
@@ -170,11 +161,11 @@ export class OpenTelemetry implements Telemetry {
     if (session !== undefined) attributes['mcp.session.id'] = session;
     const span = this.tracer.startSpan(
       target === undefined ? method : `${method} ${target.name}`,
-      { kind: SpanKind.CLIENT, attributes },
-      context.active(),
+      { kind: this.api.SpanKind.CLIENT, attributes },
+      this.api.context.active(),
     );
     // The initialize is kept and sent again by the chart (F3) and saved (W1): it carries no trace context.
-    const carrier = method === INITIALIZE ? undefined : traceContextOf(span);
+    const carrier = method === INITIALIZE ? undefined : traceContextOf(this.api, span);
     const sent = carrier === undefined ? message : withTraceContext(message, carrier);
     // With no tracer registered the span records nothing: nothing more is kept or measured for it (O2).
     if (!span.isRecording()) return sent;
@@ -240,6 +231,7 @@ export class OpenTelemetry implements Telemetry {
     if (reissue) call.span.addEvent('mcp.client.reissue');
     if (method === 'GET') call.span.addEvent('mcp.client.resume', { 'mcp.client.attempt': call.attempts });
     const attributes: Attributes = Object.assign({ 'http.request.method': method, 'mcp.client.attempt': call.attempts }, this.network);
+    const { context, trace, SpanKind } = this.api;
     const span = this.tracer.startSpan(method, { kind: SpanKind.CLIENT, attributes }, trace.setSpan(context.active(), call.span));
     let done = false;
     const finish = (error: unknown) => {
@@ -249,7 +241,11 @@ export class OpenTelemetry implements Telemetry {
         const status = statusOf(error);
         if (status !== undefined) span.setAttribute('http.response.status_code', status);
         span.setAttribute('error.type', status === undefined ? errorTypeOf(error) : String(status));
-        span.setStatus(error instanceof Error ? { code: SpanStatusCode.ERROR, message: error.message } : { code: SpanStatusCode.ERROR });
+        span.setStatus(
+          error instanceof Error
+            ? { code: this.api.SpanStatusCode.ERROR, message: error.message }
+            : { code: this.api.SpanStatusCode.ERROR },
+        );
       }
       span.end();
     };
@@ -318,7 +314,7 @@ export class OpenTelemetry implements Telemetry {
       call.metric['error.type'] = errorType;
       call.span.setAttribute('error.type', errorType);
       call.span.setStatus(
-        description === undefined ? { code: SpanStatusCode.ERROR } : { code: SpanStatusCode.ERROR, message: description },
+        description === undefined ? { code: this.api.SpanStatusCode.ERROR } : { code: this.api.SpanStatusCode.ERROR, message: description },
       );
     }
     call.span.end();
@@ -377,7 +373,21 @@ export class OpenTelemetry implements Telemetry {
   }
 }
 
-/** O1: the telemetry of one transport (the `telemetry` option), observing its chart. */
-export function createTelemetry(option: TelemetryOption, url: URL, actor: Actor<ConnectionMachine>): Telemetry {
-  return new OpenTelemetry(option, url, actor);
+// A name in a variable: bundlers and the CommonJS build leave the optional peer alone until asked for.
+const load = (name: string): Promise<unknown> => import(name);
+
+/** O1: the telemetry of one transport (the `telemetry` option), observing its chart; loads `@opentelemetry/api`. */
+export async function createTelemetry(option: TelemetryOption, url: URL, actor: Actor<ConnectionMachine>): Promise<Telemetry> {
+  let api: typeof OtelApi;
+  try {
+    api = (await load('@opentelemetry/api')) as typeof OtelApi;
+  } catch (cause) {
+    throw new McpTransportError(
+      'the telemetry option needs the optional peer dependency @opentelemetry/api: install it, or leave the option out',
+      {
+        cause,
+      },
+    );
+  }
+  return new OpenTelemetry(api, option, url, actor);
 }
