@@ -252,11 +252,15 @@ export class StreamableHTTPClientTransport {
         const invalid = this.invalid(item);
         if (invalid) return Promise.reject(invalid);
       }
-      return this.telemetry === undefined ? this.dispatchAll(message, options) : this.traced(this.telemetry, message, options);
+      const telemetry = this.telemetry;
+      return telemetry === undefined || !telemetry.enabled()
+        ? this.dispatchAll(message, options)
+        : this.traced(telemetry, message, options);
     }
     const invalid = this.invalid(message);
     if (invalid) return Promise.reject(invalid);
-    return this.telemetry === undefined ? this.dispatch(message, options) : this.traced(this.telemetry, message, options);
+    const telemetry = this.telemetry;
+    return telemetry === undefined || !telemetry.enabled() ? this.dispatch(message, options) : this.traced(telemetry, message, options);
   }
 
   /** A list: one batch POST where the protocol revision allows it (H1), else each on its own. */

@@ -43,6 +43,8 @@ export interface HttpAttempt {
 
 /** A loaded telemetry, one per transport: what the facade and the I/O actors call while it is on. */
 export interface Telemetry {
+  /** O2: anything to record (a tracer provider registered, or a meter); when not, send() takes its untraced path. */
+  enabled(): boolean;
   /** A message the caller sends: its span starts. Returns what to send: a copy with trace context in `params._meta`, or the message. */
   sending(message: JSONRPCMessage, sessionId: string | undefined, protocolVersion: string | undefined): JSONRPCMessage;
   /** send() settled; `error` when it rejected. A notification's span ends here, a request's only on an error. */

@@ -27,9 +27,9 @@ const CANCELLED = 'notifications/cancelled';
 /** E5: the id a re-issued request goes out under (machines/connection/modern.ts). */
 const reissuedSuffix = ':reissued';
 
-/** One traced call: its span, when it began, and what its metric is recorded with. */
+/** One call being traced or measured: its span (none when no tracer records it), when it began, and what its metric is recorded with. */
 interface Call {
-  readonly span: Span;
+  readonly span: Span | undefined;
   readonly started: number;
   readonly metric: Attributes;
   attempts: number;
@@ -112,6 +112,13 @@ export class OpenTelemetry implements Telemetry {
   /** The calls a session recovery (F3) is holding, for the `reinitialize` event when it is done. */
   private readonly reconnecting = new Set<string>();
   private sessionStart: number | undefined;
+  /** A tracer was given: every call is traced. Else the global one, while a provider is registered. */
+  private readonly ownTracer: boolean;
+  /** What the global proxy delegates to while no tracer provider is registered. */
+  private readonly noTracerProvider: unknown;
+  /** A meter that records (given, or a global provider was registered before start()). */
+  private readonly measuring: boolean;
+  private readonly rawSessionId: boolean;
 
   constructor(
     private readonly api: typeof OtelApi,
@@ -122,6 +129,12 @@ export class OpenTelemetry implements Telemetry {
     const given = option === true ? {} : option;
     this.tracer = (given.tracer as Tracer | undefined) ?? api.trace.getTracer(scope);
     const meter = (given.meter as Meter | undefined) ?? api.metrics.getMeter(scope);
+    this.ownTracer = given.tracer !== undefined;
+    // What an unset proxy delegates to: the api's no-op provider (the class is deprecated for use as a provider, not for this).
+    // eslint-disable-next-line @typescript-eslint/no-deprecated
+    this.noTracerProvider = new api.ProxyTracerProvider().getDelegate();
+    // The metrics API has no proxy: a meter got while no provider is registered is the no-op one for good.
+    this.measuring = meter !== api.createNoopMeter();
     const advice = { explicitBucketBoundaries: buckets };
     this.operations = meter.createHistogram('mcp.client.operation.duration', {
       unit: 's',
@@ -139,7 +152,17 @@ export class OpenTelemetry implements Telemetry {
     this.watch();
   }
 
-  private readonly rawSessionId: boolean;
+  /** O2: anything to record at all (a tracer provider registered now, or a meter); else send() goes untouched. */
+  enabled(): boolean {
+    return this.measuring || this.tracing();
+  }
+
+  private tracing(): boolean {
+    if (this.ownTracer) return true;
+    // The global provider is the api's proxy; it delegates to the no-op one until an SDK registers.
+    const provider = this.api.trace.getTracerProvider() as { getDelegate?: () => unknown };
+    return provider.getDelegate === undefined || provider.getDelegate() !== this.noTracerProvider;
+  }
 
   sending(message: JSONRPCMessage, sessionId: string | undefined, protocolVersion: string | undefined): JSONRPCMessage {
     if (!('method' in message)) return message;
@@ -148,27 +171,34 @@ export class OpenTelemetry implements Telemetry {
       const cancelled = message.params?.requestId;
       if (typeof cancelled === 'string' || typeof cancelled === 'number') this.abandoned(cancelled, 'cancelled');
     }
+    const tracing = this.tracing();
+    if (!tracing && !this.measuring) return message;
     const target = targetOf(method, message.params);
     const metric: Attributes = Object.assign({ 'mcp.method.name': method }, this.network);
     if (target !== undefined) metric[target.key] = target.name;
     if (method === 'tools/call') metric['gen_ai.operation.name'] = 'execute_tool';
     const version = protocolVersion ?? envelopeVersion(message);
     if (version !== undefined) metric['mcp.protocol.version'] = version;
-    const attributes: Attributes = Object.assign({}, metric);
     const id = 'id' in message ? message.id : undefined;
-    if (id !== undefined) attributes['jsonrpc.request.id'] = String(id);
-    const session = this.rawSessionId ? sessionId : fingerprint(sessionId);
-    if (session !== undefined) attributes['mcp.session.id'] = session;
-    const span = this.tracer.startSpan(
-      target === undefined ? method : `${method} ${target.name}`,
-      { kind: this.api.SpanKind.CLIENT, attributes },
-      this.api.context.active(),
-    );
-    // The initialize is kept and sent again by the chart (F3) and saved (W1): it carries no trace context.
-    const carrier = method === INITIALIZE ? undefined : traceContextOf(this.api, span);
-    const sent = carrier === undefined ? message : withTraceContext(message, carrier);
-    // With no tracer registered the span records nothing: nothing more is kept or measured for it (O2).
-    if (!span.isRecording()) return sent;
+    let span: Span | undefined;
+    let sent: JSONRPCMessage = message;
+    if (tracing) {
+      const attributes: Attributes = Object.assign({}, metric);
+      if (id !== undefined) attributes['jsonrpc.request.id'] = String(id);
+      const session = this.rawSessionId ? sessionId : fingerprint(sessionId);
+      if (session !== undefined) attributes['mcp.session.id'] = session;
+      span = this.tracer.startSpan(
+        target === undefined ? method : `${method} ${target.name}`,
+        { kind: this.api.SpanKind.CLIENT, attributes },
+        this.api.context.active(),
+      );
+      // The initialize is kept and sent again by the chart (F3) and saved (W1): it carries no trace context.
+      const carrier = method === INITIALIZE ? undefined : traceContextOf(this.api, span);
+      if (carrier !== undefined) sent = withTraceContext(message, carrier);
+      // Sampled out: its context was propagated, nothing more is kept for it.
+      if (!span.isRecording()) span = undefined;
+    }
+    if (span === undefined && !this.measuring) return sent;
     const call: Call = { span, started: performance.now(), metric, attempts: 0 };
     if (id === undefined) this.notifications.set(sent, call);
     else this.calls.set(String(id), call);
@@ -196,7 +226,7 @@ export class OpenTelemetry implements Telemetry {
     if ('error' in message) {
       const { code, message: text, data } = message.error;
       call.metric['rpc.response.status_code'] = String(code);
-      call.span.setAttribute('rpc.response.status_code', String(code));
+      call.span?.setAttribute('rpc.response.status_code', String(code));
       // P10: the transport's own answer to a failed call names the typed error it stands for.
       const typed = code === -32000 && typeof data === 'object' && data !== null && 'type' in data ? data.type : undefined;
       this.end(call, typeof typed === 'string' ? typed : String(code), text);
@@ -205,7 +235,7 @@ export class OpenTelemetry implements Telemetry {
     const result = message.result;
     if (call.metric['mcp.method.name'] === INITIALIZE && typeof result.protocolVersion === 'string') {
       call.metric['mcp.protocol.version'] = result.protocolVersion;
-      call.span.setAttribute('mcp.protocol.version', result.protocolVersion);
+      call.span?.setAttribute('mcp.protocol.version', result.protocolVersion);
     }
     this.end(call, result.isError === true ? 'tool_error' : undefined, undefined);
   }
@@ -226,7 +256,7 @@ export class OpenTelemetry implements Telemetry {
       }
       if (call !== undefined) break;
     }
-    if (call === undefined) return undefined;
+    if (call?.span === undefined) return undefined;
     call.attempts++;
     if (reissue) call.span.addEvent('mcp.client.reissue');
     if (method === 'GET') call.span.addEvent('mcp.client.resume', { 'mcp.client.attempt': call.attempts });
@@ -279,7 +309,7 @@ export class OpenTelemetry implements Telemetry {
 
   recovery(kind: Recovery, ids: readonly JSONRPCId[] | undefined, attributes?: Record<string, string | number>): void {
     const calls = ids === undefined ? [...this.calls.values()] : ids.map((id) => this.calls.get(String(id)));
-    for (const call of calls) call?.span.addEvent(`mcp.client.${kind}`, attributes);
+    for (const call of calls) call?.span?.addEvent(`mcp.client.${kind}`, attributes);
   }
 
   sessionStarted(): void {
@@ -310,15 +340,16 @@ export class OpenTelemetry implements Telemetry {
   }
 
   private end(call: Call, errorType: string | undefined, description: string | undefined): void {
+    const { span } = call;
     if (errorType !== undefined) {
       call.metric['error.type'] = errorType;
-      call.span.setAttribute('error.type', errorType);
-      call.span.setStatus(
+      span?.setAttribute('error.type', errorType);
+      span?.setStatus(
         description === undefined ? { code: this.api.SpanStatusCode.ERROR } : { code: this.api.SpanStatusCode.ERROR, message: description },
       );
     }
-    call.span.end();
-    this.operations.record((performance.now() - call.started) / 1000, call.metric);
+    span?.end();
+    if (this.measuring) this.operations.record((performance.now() - call.started) / 1000, call.metric);
   }
 
   /**
@@ -346,7 +377,7 @@ export class OpenTelemetry implements Telemetry {
           const key = String(id);
           if (seen.has(key)) continue;
           seen.add(key);
-          this.calls.get(key)?.span.addEvent(`mcp.client.${kind}`, attributes);
+          this.calls.get(key)?.span?.addEvent(`mcp.client.${kind}`, attributes);
         }
       }
     };

@@ -31,6 +31,9 @@ describe('O2: telemetry off costs nothing', () => {
     const traced = await rig({ transport: { telemetry: true } });
     expect(api.loads).toBe(1);
     expect(textOf(await traced.client.callTool({ name: 'echo', arguments: { text: 'no-op tracer' } }))).toBe('no-op tracer');
+    // Nothing registered: send() took its untraced path; no trace context went out.
+    const body = traced.proxy.requests.find((request) => request.tool === 'echo')?.body as { params: Record<string, unknown> };
+    expect(body.params._meta).toBeUndefined();
     const { trace } = await import('@opentelemetry/api');
     expect(trace.getTracer('probe').startSpan('probe').isRecording()).toBe(false);
   });

@@ -353,6 +353,20 @@ describe('O1: metrics', () => {
   });
 });
 
+describe('O1: a meter without a tracer', () => {
+  it('O1: with a meter given and no tracer provider registered, every call is measured, no span is made and no trace context is sent', async () => {
+    const otel = recorder();
+    const { proxy, client } = await rig({ transport: { telemetry: { meter: otel.telemetry.meter } } });
+    await client.callTool({ name: 'echo', arguments: { text: 'measured' } });
+
+    const points = (await otel.histogram('mcp.client.operation.duration'))?.dataPoints ?? [];
+    expect(points.find((point) => point.attributes['gen_ai.tool.name'] === 'echo')?.value.count).toBe(1);
+    expect(otel.spans()).toEqual([]);
+    const body = proxy.requests.find((request) => request.tool === 'echo')?.body as { params: Record<string, unknown> };
+    expect(body.params._meta).toBeUndefined();
+  });
+});
+
 describe('O2: off by default', () => {
   it('O2: with a tracer provider registered globally, a transport without the telemetry option makes no span; with `telemetry: true` it does', async () => {
     const otel = recorder();
