@@ -277,13 +277,29 @@ export class StreamableHTTPClientTransport {
   private traced(telemetry: Telemetry, message: JSONRPCMessage | JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {
     const { sessionId, protocolVersion } = this.actor.getSnapshot().context;
     const messages = (Array.isArray(message) ? message : [message]).map((item) => telemetry.sending(item, sessionId, protocolVersion));
+    // The caller's abort ends a request's span whenever it comes (its answer may still be streaming after send() resolved).
     const signal = options?.requestSignal;
-    const abort = () => {
-      for (const item of messages) if ('id' in item && 'method' in item) telemetry.abandoned(item.id, 'aborted');
-    };
-    signal?.addEventListener('abort', abort, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        for (const item of messages) if ('id' in item && 'method' in item) telemetry.abandoned(item.id, 'aborted');
+      },
+      { once: true },
+    );
+    // E7: a stream that ended without the answer (the v2 Client learns of it there) ends the span too; after the answer it is a no-op.
+    const onStreamEnd = options?.onRequestStreamEnd;
+    if (onStreamEnd !== undefined) {
+      options = Object.assign({}, options, {
+        onRequestStreamEnd: () => {
+          // After the chart's step that may deliver the answer in the same turn, whichever action runs first.
+          queueMicrotask(() => {
+            for (const item of messages) if ('id' in item && 'method' in item) telemetry.abandoned(item.id, 'StreamEndedError');
+          });
+          onStreamEnd();
+        },
+      });
+    }
     const settled = (error: Error | undefined) => {
-      signal?.removeEventListener('abort', abort);
       for (const item of messages) telemetry.sent(item, error);
     };
     const sent = Array.isArray(message) ? this.dispatchAll(messages, options) : this.dispatch(messages[0] as JSONRPCMessage, options);

@@ -19,6 +19,7 @@ import {
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { MeterProvider, MetricReader, type HistogramMetricData } from '@opentelemetry/sdk-metrics';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { ListResourcesResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport, type JSONRPCMessage } from '../../src/index.js';
 import { fingerprint } from '../../machines/connection/index.js';
@@ -27,6 +28,7 @@ import { newClient, textOf } from '../support/harness.js';
 import { startAuthServer, startProtectedServer, approve, TestOAuthClientProvider } from '../support/oauth-fixture.js';
 import { cleanups } from '../support/cleanups.js';
 import { startLegacyServer } from '../support/legacy-server.js';
+import { startV2Server } from '../support/v2-server.js';
 
 /** A metric reader read on demand. */
 class TestReader extends MetricReader {
@@ -351,6 +353,27 @@ describe('O1: metrics', () => {
     expect(session.attributes).toMatchObject({ 'server.address': '127.0.0.1', 'network.protocol.name': 'http' });
     expect(session.attributes['error.type']).toBeUndefined();
   });
+});
+
+describe('O1: under the v2 SDK Client', () => {
+  for (const mode of ['auto', 'legacy'] as const) {
+    it(`O1, E2: the v2 Client (negotiation ${mode}): each call's span ends with its answer (its onRequestStreamEnd does not end it as a failure)`, async () => {
+      const otel = recorder();
+      const server = await startV2Server();
+      cleanups.push(() => server.close());
+      const transport = new StreamableHTTPClientTransport(server.url, { telemetry: otel.telemetry });
+      const client = new ClientV2({ name: 'telemetry-test', version: '1.0.0' }, { versionNegotiation: { mode } });
+      cleanups.push(() => client.close());
+      await client.connect(transport);
+      await client.callTool({ name: 'echo', arguments: { text: 'v2' } });
+
+      const call = only(named(otel.spans(), 'tools/call echo'));
+      expect(call.attributes['error.type']).toBeUndefined();
+      expect(call.attributes['mcp.protocol.version']).toBe(transport.protocolVersion);
+      expect(only(childrenOf(otel.spans(), call)).name).toBe('POST');
+      for (const span of otel.spans()) expect(span.attributes['error.type'], span.name).toBeUndefined();
+    });
+  }
 });
 
 describe('O1: a meter without a tracer', () => {
