@@ -64,6 +64,8 @@ export interface PostRequestInput {
 }
 
 export interface ResumeInput {
+  /** The requests whose stream this GET resumes (for the host's telemetry, O1). */
+  requestIds: readonly JSONRPCId[];
   sessionId: string | undefined;
   protocolVersion: string | undefined;
   lastEventId: string;

@@ -318,6 +318,7 @@ export const postStreamMachine = postStreamSetup.createMachine({
       invoke: {
         src: 'resumeStream',
         input: ({ context }) => ({
+          requestIds: context.requestIds,
           // An initialize went without a session (H3); its stream is resumed in the session its answer made.
           sessionId: context.sessionId ?? context.responseSessionId,
           protocolVersion: context.protocolVersion,

@@ -10,6 +10,7 @@ import { readEventStream } from './sse/reader.js';
 import { authorize, type SdkGeneration } from './http/auth.js';
 import { openLegacyStream } from './legacy/stream.js';
 import { networkEvents, type NetworkSignal } from './network.js';
+import type { HttpAttempt, Telemetry } from './telemetry/option.js';
 
 /** One transport's I/O: what its actors use. The chart holds it as an opaque value (`io`). */
 export interface TransportIo {
@@ -28,6 +29,8 @@ export interface TransportIo {
    * chart runs that actor (from start() until the connection closes or fails), else undefined.
    */
   plane?: DataPlane | undefined;
+  /** O1: the transport's telemetry, once start() loaded it; undefined (the default) costs one check per request. */
+  telemetry?: Telemetry | undefined;
 }
 
 /** The system id of a transport's connection actor, where the actors find their transport's I/O. */
@@ -74,6 +77,17 @@ function openGet(
   return openEventStream(io.http, io.sink, spec, signal);
 }
 
+/** O1: an HTTP attempt's child span ends with its answer (or, for a stream, when the stream is released). */
+function traced<R extends PostResult | GetResult>(request: Promise<R>, attempt: HttpAttempt): Promise<R> {
+  return request.then(
+    (result) => attempt.answered(result),
+    (error: unknown) => {
+      attempt.failed(error);
+      throw error;
+    },
+  );
+}
+
 /**
  * The I/O actors the charts name. They are created once, for every transport: a machine
  * provided per transport would rebuild the whole chart each time (bench/README.md, "Code shapes").
@@ -81,12 +95,17 @@ function openGet(
 export const ioActors = {
   postMessage: fromPromise<PostResult, PostRequestInput>(({ input, signal, system }) => {
     const io = ioOf(system);
-    return postMessage(io.http, io.sink, io.options, input, signal);
+    const attempt = io.telemetry === undefined ? undefined : io.telemetry.attempt('POST', input.requestIds);
+    const request = postMessage(io.http, io.sink, io.options, input, signal);
+    return attempt === undefined ? request : traced(request, attempt);
   }),
-  resumeStream: fromPromise<GetResult, ResumeInput>(({ input, signal, system }) =>
+  resumeStream: fromPromise<GetResult, ResumeInput>(({ input, signal, system }) => {
+    const io = ioOf(system);
+    const attempt = io.telemetry === undefined ? undefined : io.telemetry.attempt('GET', input.requestIds);
     // A resume follows a stream of this session: a 404 to it is session-missing (R6).
-    openGet(ioOf(system), input, true, signal),
-  ),
+    const request = openGet(io, input, true, signal);
+    return attempt === undefined ? request : traced(request, attempt);
+  }),
   openStandalone: fromPromise<GetResult, OpenStandaloneInput>(({ input, signal, system }) =>
     openGet(ioOf(system), input, input.established, signal),
   ),
@@ -117,6 +136,7 @@ export const ioActors = {
       maxMessageBytes: io.options.maxMessageBytes,
     };
     const reader = readEventStream(options, (event: StreamReaderEvent) => {
+      if (event.type === 'stream.ended' && io.telemetry !== undefined) io.telemetry.streamEnded(input.stream, event.end.error);
       sendBack(event);
     });
     receive((command) => {
@@ -152,6 +172,7 @@ export const ioActors = {
       io.http,
       io.sink,
       io.options,
+      io.telemetry,
       (event) => {
         sendBack(event);
       },

@@ -5,6 +5,7 @@ import { requestIdsOf, type DataPlaneReport, type PostStreamReport } from '../ma
 import { RequestControl, type HttpClient } from './http/client.js';
 import { postMessage, type ExchangeOptions } from './http/exchanges.js';
 import { readEventStream, type StreamReader } from './sse/reader.js';
+import type { Telemetry } from './telemetry/option.js';
 
 /** What the data plane tells the chart: only what is not the happy call. */
 export type DataPlaneEvent = PostStreamReport | DataPlaneReport;
@@ -42,6 +43,8 @@ export class DataPlane {
     private readonly http: HttpClient,
     private readonly sink: MessageSink,
     private readonly options: ExchangeOptions,
+    /** O1: the transport's telemetry, if it has one: each call's POST is a child span of its span. */
+    private readonly telemetry: Telemetry | undefined,
     private readonly report: (event: DataPlaneEvent) => void,
     /** Whether the chart still takes direct calls (its `dataPlane` tag); read when a call ends. */
     private readonly open: () => boolean,
@@ -136,10 +139,13 @@ export class DataPlane {
       protocolVersion: call.protocolVersion,
       headers: call.headers,
     };
+    const telemetry = this.telemetry;
+    const attempt = telemetry === undefined ? undefined : telemetry.attempt('POST', call.requestIds);
     let result: PostResult;
     try {
       result = await postMessage(this.http, this.sink, this.options, input, undefined, call.control);
     } catch (error) {
+      attempt?.failed(error);
       if (!this.settle(call)) return;
       this.report({
         type: 'post.failed',
@@ -153,6 +159,7 @@ export class DataPlane {
       });
       return;
     }
+    if (attempt !== undefined) result = attempt.answered(result);
     if (!this.calls.has(call)) {
       if (result.kind === 'sse') result.stream.release();
       return;
@@ -163,11 +170,11 @@ export class DataPlane {
       this.answer(call, result.kind === 'json' ? result.response : undefined, result.sessionId);
       return;
     }
-    const sessionId = result.sessionId;
+    const { sessionId, stream } = result;
     const seenIds = new Set<string>();
     call.reader = readEventStream(
       {
-        stream: result.stream,
+        stream,
         requestIds: call.requestIds,
         lastEventId: undefined,
         seenIds,
@@ -178,6 +185,7 @@ export class DataPlane {
       },
       (event) => {
         if (!this.settle(call)) return;
+        if (telemetry !== undefined && event.type === 'stream.ended') telemetry.streamEnded(stream, event.end.error);
         // P4: the response ends the stream: the body is cancelled, not drained.
         call.reader?.stop();
         if (event.type === 'stream.response') {

@@ -25,3 +25,4 @@ export type {
 } from '../machines/types.js';
 export type { PlannedWait } from '../machines/backoff.js';
 export type { InspectOption, InspectOptions } from './redaction.js';
+export type { TelemetryOption, TelemetryTracer, TelemetryMeter } from './telemetry/option.js';

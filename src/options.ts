@@ -32,6 +32,7 @@ export interface NodeClientOptions {
   proxy: URL | false | undefined;
   tls: TlsOptions | undefined;
 }
+import type { TelemetryOption } from './telemetry/option.js';
 
 /**
  * Options of `StreamableHTTPClientTransport`. The first group has the names and meanings of the
@@ -129,6 +130,16 @@ export interface StreamableHTTPClientTransportOptions {
    * only: session IDs as fingerprints, no credential, messages as method and id unless `bodies`.
    */
   inspect?: InspectOption | undefined;
+  /**
+   * O1: OpenTelemetry traces and metrics after the MCP semantic conventions: a CLIENT span per
+   * request, its HTTP attempts as child spans, recoveries as span events, trace context in
+   * `params._meta`, and the `mcp.client.operation.duration` / `mcp.client.session.duration`
+   * histograms. `true` uses the global providers of `@opentelemetry/api` (an optional peer
+   * dependency, loaded by `start()` only when this is set); or give `{ tracer, meter }`.
+   * `sessionId: 'raw'` records the session ID itself; by default it is a fingerprint. Default: off,
+   * and nothing is loaded (O2).
+   */
+  telemetry?: TelemetryOption | undefined;
   /**
    * N1, on Node's own HTTP client (no `fetch` given): the proxy every request goes through, an
    * `http:` or `https:` URL such as `'http://proxy.internal:3128'` (with `user:password@` for

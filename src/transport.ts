@@ -14,7 +14,14 @@ import {
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/types.js';
-import { InvalidMessageError, McpTransportError, OfflineError, StreamEndedError, TransportFailedError } from '../machines/errors.js';
+import {
+  InvalidMessageError,
+  McpTransportError,
+  OfflineError,
+  StreamEndedError,
+  toError,
+  TransportFailedError,
+} from '../machines/errors.js';
 import { resumePoint } from '../machines/standalone-stream.js';
 import { attachIo, connectionSystemId, ioActors, type TransportIo } from './actors.js';
 import { redactingObserver } from './redaction.js';
@@ -30,6 +37,7 @@ import { validateMessage } from './schema.js';
 import { authorize, unauthorizedError } from './http/auth.js';
 import { browserNetwork } from './network.js';
 import { parseSavedState, restoredSession, type SavedTransportState } from './saved-state.js';
+import type { Telemetry, TelemetryOption } from './telemetry/option.js';
 
 /** The SDK's send options (`TransportSendOptions`, 1.x and 2.x). */
 export interface SendOptions {
@@ -127,6 +135,10 @@ export class StreamableHTTPClientTransport {
   private supportedVersions: readonly string[] | undefined;
   /** What the I/O actors share; `io.plane` is the chart's `dataPlane` child's, while it runs. */
   private readonly io: TransportIo;
+  /** O1: the `telemetry` option, loaded by start() (O2: without it nothing is loaded). */
+  private readonly telemetryOption: TelemetryOption | undefined;
+  /** O1: the loaded telemetry; undefined without the option, which is one check per send and per delivery. */
+  private telemetry: Telemetry | undefined;
 
   constructor(url: URL | string, options: StreamableHTTPClientTransportOptions = {}) {
     const endpoint = new URL(url);
@@ -135,6 +147,8 @@ export class StreamableHTTPClientTransport {
     // Built as one literal, not a spread copy with one field more (bench/README.md, "Code shapes").
     const chartOptions = resolveChartOptions(options, restore, network !== undefined);
     this.authProvider = options.authProvider;
+    this.telemetryOption = options.telemetry;
+    this.telemetry = undefined;
     const { headers, signal, ...init } = options.requestInit ?? {};
     const redirectPolicy = options.redirectPolicy ?? 'same-origin';
     // N1-N3: checked before anything starts; a bad value throws InvalidOptionsError.
@@ -152,6 +166,7 @@ export class StreamableHTTPClientTransport {
     const sink: MessageSink = {
       // A handler that throws must not stop the chart that delivered to it: it is told through onerror.
       deliver: (message) => {
+        if (this.telemetry !== undefined) this.telemetry.delivered(message);
         try {
           this.onmessage?.(message);
         } catch (error) {
@@ -213,9 +228,25 @@ export class StreamableHTTPClientTransport {
         ),
       );
     }
-    this.http.begin();
-    this.actor.send({ type: 'start' });
+    // O1: the telemetry (and `@opentelemetry/api`) is loaded by the first start() that needs it.
+    if (this.telemetryOption !== undefined && this.telemetry === undefined) return this.loadTelemetry(this.telemetryOption);
+    this.begin();
     return Promise.resolve();
+  }
+
+  private begin(): void {
+    this.http.begin();
+    this.telemetry?.sessionStarted();
+    this.actor.send({ type: 'start' });
+  }
+
+  private async loadTelemetry(option: TelemetryOption): Promise<void> {
+    const { createTelemetry } = await import('./telemetry/otel.js');
+    this.telemetry ??= await createTelemetry(option, this.http.url, this.actor);
+    this.io.telemetry = this.telemetry;
+    // close() may have come while the module loaded.
+    if (!this.actor.getSnapshot().can({ type: 'start' })) throw new McpTransportError('transport closed while it was starting');
+    this.begin();
   }
 
   /**
@@ -229,11 +260,66 @@ export class StreamableHTTPClientTransport {
         const invalid = this.invalid(item);
         if (invalid) return Promise.reject(invalid);
       }
-      if (this.actor.getSnapshot().context.batching) return this.dispatch(message, options);
-      return Promise.all(message.map((item) => this.dispatch(item, options))).then(() => undefined);
+      const telemetry = this.telemetry;
+      return telemetry === undefined || !telemetry.enabled()
+        ? this.dispatchAll(message, options)
+        : this.traced(telemetry, message, options);
     }
     const invalid = this.invalid(message);
-    return invalid ? Promise.reject(invalid) : this.dispatch(message, options);
+    if (invalid) return Promise.reject(invalid);
+    const telemetry = this.telemetry;
+    return telemetry === undefined || !telemetry.enabled() ? this.dispatch(message, options) : this.traced(telemetry, message, options);
+  }
+
+  /** A list: one batch POST where the protocol revision allows it (H1), else each on its own. */
+  private dispatchAll(messages: JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {
+    if (this.actor.getSnapshot().context.batching) return this.dispatch(messages, options);
+    return Promise.all(messages.map((item) => this.dispatch(item, options))).then(() => undefined);
+  }
+
+  /**
+   * O1: send() with telemetry: each message's span starts here (and the trace context goes into a
+   * copy of it); a request's span ends when its answer is delivered, a notification's when it was
+   * accepted, either when send() rejects or the caller gives up on it.
+   */
+  private traced(telemetry: Telemetry, message: JSONRPCMessage | JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {
+    const { sessionId, protocolVersion } = this.actor.getSnapshot().context;
+    const messages = (Array.isArray(message) ? message : [message]).map((item) => telemetry.sending(item, sessionId, protocolVersion));
+    // The caller's abort ends a request's span whenever it comes (its answer may still be streaming after send() resolved).
+    const signal = options?.requestSignal;
+    signal?.addEventListener(
+      'abort',
+      () => {
+        for (const item of messages) if ('id' in item && 'method' in item) telemetry.abandoned(item.id, 'aborted');
+      },
+      { once: true },
+    );
+    // E7: a stream that ended without the answer (the v2 Client learns of it there) ends the span too; after the answer it is a no-op.
+    const onStreamEnd = options?.onRequestStreamEnd;
+    if (onStreamEnd !== undefined) {
+      options = Object.assign({}, options, {
+        onRequestStreamEnd: () => {
+          // After the chart's step that may deliver the answer in the same turn, whichever action runs first.
+          queueMicrotask(() => {
+            for (const item of messages) if ('id' in item && 'method' in item) telemetry.abandoned(item.id, 'StreamEndedError');
+          });
+          onStreamEnd();
+        },
+      });
+    }
+    const settled = (error: Error | undefined) => {
+      for (const item of messages) telemetry.sent(item, error);
+    };
+    const sent = Array.isArray(message) ? this.dispatchAll(messages, options) : this.dispatch(messages[0] as JSONRPCMessage, options);
+    return sent.then(
+      () => {
+        settled(undefined);
+      },
+      (error: unknown) => {
+        settled(toError(error));
+        throw error;
+      },
+    );
   }
 
   /**

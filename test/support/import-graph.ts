@@ -10,10 +10,16 @@ export const repositoryRoot = resolve(import.meta.dirname, '../..');
 
 /** Every module specifier a source loads at run time, relative or not. */
 export function runtimeImports(source: string): string[] {
+  const specifiers = staticImports(source);
+  for (const match of source.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)) if (match[1] !== undefined) specifiers.push(match[1]);
+  return specifiers;
+}
+
+/** Only what a module loads as it is itself loaded: `import()` calls, which run later or never, left out. */
+export function staticImports(source: string): string[] {
   const specifiers: string[] = [];
   const statement = /^\s*(?:import|export)\s+(type\s+)?(?:[^'";]*?\s+from\s+)?'([^']+)'/gm;
   for (const match of source.matchAll(statement)) if (match[1] === undefined && match[2] !== undefined) specifiers.push(match[2]);
-  for (const match of source.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)) if (match[1] !== undefined) specifiers.push(match[1]);
   return specifiers;
 }
 
@@ -21,14 +27,14 @@ export type Reader = (path: string) => string;
 export const readSource: Reader = (path) => readFileSync(join(repositoryRoot, path), 'utf8');
 
 /** Every source file reachable at run time from `entry` (paths relative to the repository). */
-export function graphOf(entry: string, read: Reader = readSource): Set<string> {
+export function graphOf(entry: string, read: Reader = readSource, importsOf: (source: string) => string[] = runtimeImports): Set<string> {
   const seen = new Set<string>();
   const queue = [entry];
   while (queue.length > 0) {
     const file = queue.pop()!;
     if (seen.has(file)) continue;
     seen.add(file);
-    for (const specifier of runtimeImports(read(file))) {
+    for (const specifier of importsOf(read(file))) {
       if (!specifier.startsWith('.')) continue;
       queue.push(relative(repositoryRoot, resolve(repositoryRoot, dirname(file), specifier.replace(/\.js$/, '.ts'))));
     }

@@ -6,7 +6,8 @@ import type {
   TransportSendOptions as TransportSendOptionsV2,
   StreamableHTTPClientTransportOptions as SdkOptionsV2,
 } from '@modelcontextprotocol/client';
-import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '../../src/index.js';
+import type { Meter, Tracer } from '@opentelemetry/api';
+import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions, type TelemetryOption } from '../../src/index.js';
 
 test('U1: the transport is assignable to the SDK Transport', () => {
   const transport = new StreamableHTTPClientTransport(new URL('http://127.0.0.1/mcp'));
@@ -42,4 +43,10 @@ test('E2: the transport is assignable to the v2 SDK Transport (@modelcontextprot
       | 'skipIssuerMetadataValidation'
     >
   >().toExtend<StreamableHTTPClientTransportOptions>();
+});
+
+test("O1: the telemetry option takes @opentelemetry/api's own Tracer and Meter, though its types never import the api", () => {
+  expectTypeOf<{ tracer: Tracer; meter: Meter }>().toExtend<TelemetryOption>();
+  expectTypeOf<true>().toExtend<NonNullable<StreamableHTTPClientTransportOptions['telemetry']>>();
+  expectTypeOf<{ tracer: string }>().not.toExtend<TelemetryOption>();
 });

@@ -4,7 +4,7 @@
  * import graph of the sources (type-only imports are erased and do not count).
  */
 import { describe, expect, it } from 'vitest';
-import { graphOf, readSource, runtimeImports } from '../support/import-graph.js';
+import { graphOf, readSource, runtimeImports, staticImports, type Reader } from '../support/import-graph.js';
 
 /** Everything of the devtools door lives under one folder: the recorder, the view, live inspection, the CLI, the demo server. */
 const isDevtools = (file: string) => file.startsWith('src/devtools/');
@@ -46,5 +46,27 @@ describe('the doors', () => {
     expect(
       runtimeImports("import type { JsonlRecord } from './devtools/recorder.js';\nexport type { X } from './view/bridge.js';"),
     ).toEqual([]);
+  });
+
+  /** The modules of `entry`'s graph (static only, or with `import()`) that import `@opentelemetry/api`. */
+  const apiImporters = (entry: string, importsOf: (source: string) => string[], read: Reader = readSource) =>
+    [...graphOf(entry, read, importsOf)].filter((file) => importsOf(read(file)).includes('@opentelemetry/api'));
+
+  it('O2: the root and Node entries never import @opentelemetry/api; the telemetry module is reached only by the import() start() makes for the option, and it loads the api by name', () => {
+    for (const entry of ['src/index.ts', 'src/node.ts']) {
+      expect(apiImporters(entry, staticImports)).toEqual([]);
+      expect(apiImporters(entry, runtimeImports)).toEqual([]);
+      expect(graphOf(entry, readSource, staticImports).has('src/telemetry/otel.ts')).toBe(false);
+      expect(graphOf(entry).has('src/telemetry/otel.ts')).toBe(true);
+    }
+    expect(readSource('src/telemetry/otel.ts')).toContain("load('@opentelemetry/api')");
+  });
+
+  it('O2: the check can fail: a planted import of the api or of the telemetry module from the facade is found', () => {
+    const plant = (line: string) => (path: string) => (path === 'src/transport.ts' ? `${line}\n${readSource(path)}` : readSource(path));
+    expect(apiImporters('src/index.ts', staticImports, plant("import { trace } from '@opentelemetry/api';"))).toEqual(['src/transport.ts']);
+    expect(
+      graphOf('src/index.ts', plant("import { createTelemetry } from './telemetry/otel.js';"), staticImports).has('src/telemetry/otel.ts'),
+    ).toBe(true);
   });
 });

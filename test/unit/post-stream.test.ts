@@ -64,7 +64,7 @@ async function resumesAt({ io, clock, post }: Pick<ReturnType<typeof setUp>, 'io
   expect(io.resumes).toHaveLength(0);
   clock.increment(1);
   await flush();
-  expect(io.resumes[0]!.input).toEqual({ sessionId: 's', protocolVersion: 'v', lastEventId });
+  expect(io.resumes[0]!.input).toEqual({ requestIds: [request.id], sessionId: 's', protocolVersion: 'v', lastEventId });
   io.resumes[0]!.resolve({ kind: 'sse', stream: openStream() });
   await flush();
 }

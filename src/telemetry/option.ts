@@ -1,0 +1,66 @@
+/**
+ * O1: the `telemetry` option's types and what the transport and its I/O call on a loaded
+ * telemetry. Structural and type-only: nothing here loads `@opentelemetry/api`, so the root entry
+ * (and its declarations) never needs it. The implementation, src/telemetry/otel.ts, is loaded
+ * with `import()` by start() only when the option is given.
+ */
+import type { JSONRPCId, JSONRPCMessage, PostResult, GetResult } from '../../machines/types.js';
+
+/** An OpenTelemetry `Tracer` (`@opentelemetry/api`), as far as the transport needs to name it. */
+export interface TelemetryTracer {
+  startSpan(name: string, options?: object, context?: unknown): object;
+}
+
+/** An OpenTelemetry `Meter` (`@opentelemetry/api`), as far as the transport needs to name it. */
+export interface TelemetryMeter {
+  createHistogram(name: string, options?: object): object;
+}
+
+/**
+ * O1: `true` traces and measures with the global providers of `@opentelemetry/api` (an optional
+ * peer dependency, loaded only then); an object gives a tracer and meter of your own (each falls
+ * back to the global one). `sessionId: 'raw'` puts the session ID itself in `mcp.session.id`;
+ * by default it is a fingerprint (X1).
+ */
+export type TelemetryOption =
+  | true
+  | {
+      tracer?: TelemetryTracer | undefined;
+      meter?: TelemetryMeter | undefined;
+      sessionId?: 'fingerprint' | 'raw' | undefined;
+    };
+
+/** Which recovery of the chart a call went through (a span event on its span). */
+export type Recovery = 'resume' | 'reconnect' | 'reinitialize' | 'legacy_fallback' | 'authorization' | 'reissue';
+
+/** One HTTP attempt of a call (a child span): ended by its answer, or by the release of its stream. */
+export interface HttpAttempt {
+  /** The request failed before an answer could be used (a status error, the network). */
+  failed(error: unknown): void;
+  /** The answer; an event stream comes back with a `release` that ends the attempt when the stream is done. */
+  answered<R extends PostResult | GetResult>(result: R): R;
+}
+
+/** A loaded telemetry, one per transport: what the facade and the I/O actors call while it is on. */
+export interface Telemetry {
+  /** O2: anything to record (a tracer provider registered, or a meter); when not, send() takes its untraced path. */
+  enabled(): boolean;
+  /** A message the caller sends: its span starts. Returns what to send: a copy with trace context in `params._meta`, or the message. */
+  sending(message: JSONRPCMessage, sessionId: string | undefined, protocolVersion: string | undefined): JSONRPCMessage;
+  /** send() settled; `error` when it rejected. A notification's span ends here, a request's only on an error. */
+  sent(message: JSONRPCMessage, error: Error | undefined): void;
+  /** A message on its way to `onmessage`: a response ends its request's span. */
+  delivered(message: JSONRPCMessage): void;
+  /** The caller gave up on a request (its requestSignal, a notifications/cancelled). */
+  abandoned(id: JSONRPCId, reason: string): void;
+  /** An HTTP attempt for the requests `requestIds` (as on the wire); undefined when none of them is traced. */
+  attempt(method: 'POST' | 'GET', requestIds: readonly JSONRPCId[]): HttpAttempt | undefined;
+  /** An event stream of an attempt ended (`error`: how it broke). */
+  streamEnded(stream: object, error: Error | undefined): void;
+  /** A recovery of the chart, on the spans of the calls `ids` (all open calls when undefined). */
+  recovery(kind: Recovery, ids: readonly JSONRPCId[] | undefined, attributes?: Record<string, string | number>): void;
+  /** The session began (start()). */
+  sessionStarted(): void;
+  /** The session ended (closed, or failed with `error`); every span still open ends too. */
+  sessionEnded(error: Error | undefined): void;
+}
