@@ -9,7 +9,7 @@
  *     and `bundler`;
  *   - the installed `bin`: `npx mcp-xstate-transport --help` and a real session.
  * Offline: the scratch project gets a package-lock.json copied from this repository's lock (the
- * SDK, TypeScript and our two dependencies, with their integrity), so `npm install --offline`
+ * SDK, TypeScript and our dependencies, with their integrity), so `npm install --offline`
  * takes every tarball from the npm cache that `npm ci` filled. CI reaches only the npm registry.
  *
  *   npm run test:pack            (builds, packs, installs, runs; prints one line per check)

@@ -11,4 +11,8 @@ export {
   InvalidMessageError,
   OfflineError,
   ModernOnlyServerError,
+  InvalidOptionsError,
+  InvalidSavedStateError,
+  InvalidRecordingError,
+  type InputIssue,
 } from '../machines/errors.js';

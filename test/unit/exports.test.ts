@@ -7,6 +7,9 @@ describe('the public API', () => {
   it('U6, W1-W3, E1, E9: src/index.ts exports the transport, its errors, the charts and the UI helpers, and nothing internal (devtools have their own door)', () => {
     expect(Object.keys(api).sort()).toEqual([
       'InvalidMessageError',
+      'InvalidOptionsError',
+      'InvalidRecordingError',
+      'InvalidSavedStateError',
       'McpTransportError',
       'MessageTooLargeError',
       'ModernOnlyServerError',

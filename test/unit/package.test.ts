@@ -37,8 +37,8 @@ describe('the package', () => {
     }
   });
 
-  it('U7: the bin is the built CLI, and zod is no runtime dependency', () => {
+  it('U7, U9: the bin is the built CLI; the runtime dependencies are eventsource-parser, xstate and zod (zod/mini at the edges)', () => {
     expect(manifest.bin['mcp-xstate-transport']).toBe('./dist/src/devtools/cli/main.js');
-    expect(Object.keys(manifest.dependencies).sort()).toEqual(['eventsource-parser', 'xstate']);
+    expect(Object.keys(manifest.dependencies).sort()).toEqual(['eventsource-parser', 'xstate', 'zod']);
   });
 });
