@@ -5,6 +5,9 @@ import type { FetchLike, TokenSource } from './http/client.js';
 import type { NetworkSignal } from './network.js';
 import type { SavedTransportState } from './saved-state.js';
 import type { ExchangeOptions } from './http/exchanges.js';
+import { InvalidOptionsError } from '../machines/errors.js';
+import { aBoolean, aCount, aDuration, aFunction, anObject, aString, issuesOf, isPlainObject, shape } from './validation.js';
+import * as z from './validation.js';
 
 /**
  * Options of `StreamableHTTPClientTransport`. The first group has the names and meanings of the
@@ -102,6 +105,77 @@ export interface StreamableHTTPClientTransportOptions {
    * only: session IDs as fingerprints, no credential, messages as method and id unless `bodies`.
    */
   inspect?: InspectOption | undefined;
+}
+
+/**
+ * U9: the shape of every option, for the constructor's check. One line per option: a new option
+ * adds its line here (the type below makes a missing one a compile error). Unknown keys pass, as
+ * with the SDK's transport; `restoreState` is checked as an object here and in full by
+ * `parseSavedState`.
+ */
+function optionSchemas() {
+  return {
+    authProvider: z.looseObject({ tokens: aFunction() }, 'an OAuthClientProvider (an object with tokens())'),
+    redirectPolicy: z.literal(['same-origin', 'follow'], "'same-origin' or 'follow'"),
+    maxStepUpRetries: aCount(0, 'a whole number, 0 or more'),
+    requestInit: anObject('a RequestInit object'),
+    fetch: aFunction('a fetch function'),
+    reconnectionOptions: z.object(
+      {
+        initialReconnectionDelay: z.optional(aDuration()),
+        reconnectionDelayGrowFactor: z.optional(
+          z.number('a number, 1 or more').check(z.refine((n: number) => n >= 1, 'a number, 1 or more')),
+        ),
+        maxReconnectionDelay: z.optional(aDuration()),
+        maxRetries: z.optional(
+          shape<number>(
+            'a whole number, 0 or more (or Infinity)',
+            (n) => typeof n === 'number' && n >= 0 && (Number.isInteger(n) || n === Infinity),
+          ),
+        ),
+        jitter: z.optional(aBoolean()),
+      },
+      'an object of reconnection options',
+    ),
+    reconnectionScheduler: aFunction('a function (reconnect, delay, attempt) => cancel?'),
+    sessionId: aString(),
+    protocolVersion: aString(),
+    skipIssuerMetadataValidation: aBoolean(),
+    standaloneStream: aBoolean(),
+    terminateOnClose: aBoolean(),
+    deleteTimeout: aDuration(),
+    sessionRecovery: z.literal(['reinitialize', 'fail'], "'reinitialize' or 'fail'"),
+    legacyFallback: aBoolean(),
+    reissue: z.literal('reads', "'reads'"),
+    strict: aBoolean(),
+    streamIdleTimeout: aDuration(),
+    maxMessageBytes: aCount(1, 'a whole number of bytes, 1 or more'),
+    restoreState: anObject('a saved transport state (what saveState() returned)'),
+    network: shape<NetworkSignal | false>(
+      'false or a network signal ({ online, subscribe })',
+      (v) => v === false || (isPlainObject(v) && typeof v.online === 'boolean' && typeof v.subscribe === 'function'),
+    ),
+    legacyEndpointTimeout: aDuration(),
+    inspect: shape<InspectOption>(
+      'an inspection observer (an object or a function), or { observer, bodies }',
+      (v) => typeof v === 'function' || (typeof v === 'object' && v !== null && !Array.isArray(v)),
+    ),
+  } satisfies { [K in keyof Required<StreamableHTTPClientTransportOptions>]: z.ZodMiniType };
+}
+
+let optionsSchema: z.ZodMiniType | undefined;
+
+/** U9: throws `InvalidOptionsError` naming each option of the wrong shape (never its value). */
+export function checkOptions(options: unknown): asserts options is StreamableHTTPClientTransportOptions {
+  if (optionsSchema === undefined) {
+    const shapes = optionSchemas();
+    optionsSchema = z.looseObject(
+      Object.fromEntries(Object.entries(shapes).map(([key, schema]) => [key, z.optional(schema)])),
+      'an options object',
+    );
+  }
+  const issues = issuesOf(optionsSchema, options, '').map((issue) => (issue.field === '' ? { ...issue, field: 'options' } : issue));
+  if (issues.length > 0) throw new InvalidOptionsError(issues);
 }
 
 export function resolveChartOptions(

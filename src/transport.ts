@@ -20,11 +20,11 @@ import { attachIo, connectionSystemId, ioActors, type TransportIo } from './acto
 import { redactingObserver } from './redaction.js';
 import { chooseSender, HttpClient } from './http/client.js';
 import { baseHeaders, perRequestHeaders } from './http/headers.js';
-import { resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
+import { checkOptions, resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
 import { authorize, unauthorizedError } from './http/auth.js';
 import { browserNetwork } from './network.js';
-import { parseSavedState, restoredSession, type SavedTransportState } from './saved-state.js';
+import { checkSavedState, restoredSession, type SavedTransportState } from './saved-state.js';
 
 /** The SDK's send options (`TransportSendOptions`, 1.x and 2.x). */
 export interface SendOptions {
@@ -124,8 +124,11 @@ export class StreamableHTTPClientTransport {
   private readonly io: TransportIo;
 
   constructor(url: URL | string, options: StreamableHTTPClientTransportOptions = {}) {
+    // U9: every option's shape first, so a bad one is named before anything starts.
+    checkOptions(options);
     const endpoint = new URL(url);
-    const restore = options.restoreState === undefined ? undefined : restoredSession(parseSavedState(options.restoreState), endpoint);
+    const restore =
+      options.restoreState === undefined ? undefined : restoredSession(checkSavedState(options.restoreState, 'restoreState'), endpoint);
     const network = options.network === false ? undefined : (options.network ?? browserNetwork());
     // Built as one literal, not a spread copy with one field more (bench/README.md, "Code shapes").
     const chartOptions = resolveChartOptions(options, restore, network !== undefined);
