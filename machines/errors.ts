@@ -89,11 +89,68 @@ export class ModernOnlyServerError extends ProtocolError {
   }
 }
 
+/** U9: one thing wrong with a value that came from outside: where it is, and what belongs there. */
+export interface InputIssue {
+  /** The field, as a dotted path (`reconnectionOptions.maxRetries`, `restoreState.sessionId`, `delay`). */
+  readonly field: string;
+  /** The shape the field must have (`a non-negative integer`, `'same-origin' or 'follow'`). */
+  readonly expected: string;
+  /** What kind of value was there instead (`a string`, `null`, `nothing`), never the value itself. */
+  readonly received?: string | undefined;
+}
+
+function issueText(issues: readonly InputIssue[]): string {
+  return issues
+    .map(
+      (issue) =>
+        `${issue.field === '' ? '' : `${issue.field}: `}expected ${issue.expected}${issue.received === undefined ? '' : `, got ${issue.received}`}`,
+    )
+    .join('; ');
+}
+
+/**
+ * U9: a constructor option has the wrong shape. `field` and `expected` name the first problem,
+ * `issues` every one. The message names fields and shapes only, never a given value (a token, a
+ * header, a session ID stay out of it, X1).
+ */
+export class InvalidOptionsError extends McpTransportError {
+  readonly field: string;
+  readonly expected: string;
+  readonly issues: readonly InputIssue[];
+  constructor(issues: readonly InputIssue[], prefix = 'invalid options') {
+    super(`${prefix}: ${issueText(issues)}`);
+    this.issues = issues;
+    this.field = issues[0]?.field ?? '';
+    this.expected = issues[0]?.expected ?? '';
+  }
+}
+
+/**
+ * U9, W1: a saved transport state (`restoreState`, `parseSavedState`) has the wrong shape; fields
+ * are named as in the state (`sessionId`), or under `restoreState.` when it came as the option.
+ * Nothing was started with it.
+ */
+export class InvalidSavedStateError extends InvalidOptionsError {
+  constructor(issues: readonly InputIssue[]) {
+    super(issues, 'not a saved transport state');
+  }
+}
+
+/** U9, W5: a line of a recording given to the chart view is not a recorder line; `line` is its number, from 1. */
+export class InvalidRecordingError extends McpTransportError {
+  readonly line: number;
+  readonly field: string;
+  readonly expected: string;
+  constructor(line: number, issues: readonly InputIssue[]) {
+    super(`not a recording: line ${line}: ${issueText(issues)}`);
+    this.line = line;
+    this.field = issues[0]?.field ?? '';
+    this.expected = issues[0]?.expected ?? '';
+  }
+}
+
 /** W2: `send()` while the network is known to be gone: refused at once, nothing queued; the session lives on. */
 export class OfflineError extends McpTransportError {}
-
-/** A constructor option has a value the transport cannot use (N1-N3: `proxy`, `tls`, `cookies`); the message names the option. */
-export class InvalidOptionsError extends McpTransportError {}
 
 /** The HTTP status an error carries itself (a StreamableHTTPError's, or any error's numeric `status`). */
 export function statusOf(error: unknown): number | undefined {

@@ -10,6 +10,9 @@ export {
   TransportFailedError,
   InvalidMessageError,
   OfflineError,
-  InvalidOptionsError,
   ModernOnlyServerError,
+  InvalidOptionsError,
+  InvalidSavedStateError,
+  InvalidRecordingError,
+  type InputIssue,
 } from '../machines/errors.js';

@@ -33,6 +33,8 @@ export interface NodeClientOptions {
   tls: TlsOptions | undefined;
 }
 import type { TelemetryOption } from './telemetry/option.js';
+import { aBoolean, aCount, aDuration, aFunction, anObject, aString, issuesOf, isPlainObject, shape } from './validation.js';
+import * as z from './validation.js';
 
 /**
  * Options of `StreamableHTTPClientTransport`. The first group has the names and meanings of the
@@ -170,46 +172,127 @@ function isPem(value: unknown): boolean {
   return one(value) || (Array.isArray(value) && value.length > 0 && value.every(one));
 }
 
+const pem = () => shape<PemInput>('PEM text or bytes, or a list of them', isPem);
+
+/** N1: an `http:` or `https:` proxy URL (a string or a URL), or `false`. */
+function isProxy(value: unknown): boolean {
+  if (value === false) return true;
+  if (typeof value !== 'string' && !(value instanceof URL)) return false;
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  return url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:');
+}
+
 /**
- * N1-N3: the network options checked and resolved; a bad value throws `InvalidOptionsError`
- * naming the option, at construction rather than at the first request.
+ * N1-N3: the network options resolved, after `checkOptions` checked each one's shape. What no
+ * single field can say is checked here: `cert` and `key` go together, and a caller's `fetch`
+ * cannot take the Node client's `proxy` or `tls`. A problem throws `InvalidOptionsError` naming
+ * the option, at construction rather than at the first request.
  */
 export function resolveNodeClientOptions(options: StreamableHTTPClientTransportOptions): NodeClientOptions {
-  const { proxy, tls, cookies } = options;
-  if (cookies !== undefined && typeof cookies !== 'boolean') throw new InvalidOptionsError('cookies must be true or false');
-  let proxyUrl: URL | false | undefined;
-  if (proxy === false || proxy === undefined) proxyUrl = proxy;
-  else {
-    if (typeof proxy !== 'string' && !(proxy instanceof URL)) throw new InvalidOptionsError('proxy must be a URL (string or URL) or false');
-    try {
-      proxyUrl = new URL(proxy);
-    } catch {
-      throw new InvalidOptionsError('proxy is not a URL (expected e.g. http://proxy.internal:3128)');
-    }
-    if (proxyUrl.protocol !== 'http:' && proxyUrl.protocol !== 'https:') {
-      throw new InvalidOptionsError(`proxy must be an http: or https: URL, not ${proxyUrl.protocol}`);
-    }
-  }
-  if (tls !== undefined) {
-    const given: unknown = tls;
-    if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new InvalidOptionsError('tls must be an object');
-    for (const name of ['ca', 'cert', 'key'] as const) {
-      if (tls[name] !== undefined && !isPem(tls[name]))
-        throw new InvalidOptionsError(`tls.${name} must be PEM text or bytes, or a list of them`);
-    }
-    if ((tls.cert === undefined) !== (tls.key === undefined))
-      throw new InvalidOptionsError('tls.cert and tls.key go together (mutual TLS)');
-    if (tls.servername !== undefined && (typeof tls.servername !== 'string' || tls.servername === '')) {
-      throw new InvalidOptionsError('tls.servername must be a host name');
-    }
+  const { proxy, tls } = options;
+  const proxyUrl = proxy === false || proxy === undefined ? proxy : new URL(proxy);
+  if (tls !== undefined && (tls.cert === undefined) !== (tls.key === undefined)) {
+    throw new InvalidOptionsError([
+      { field: tls.cert === undefined ? 'tls.cert' : 'tls.key', expected: 'tls.cert and tls.key together (mutual TLS)' },
+    ]);
   }
   // `proxy: false` (no proxy) asks nothing a fetch cannot do.
   if (options.fetch !== undefined && (proxyUrl instanceof URL || tls !== undefined)) {
-    throw new InvalidOptionsError(
-      "proxy and tls configure this transport's Node HTTP client, which a given fetch replaces: configure your fetch's own dispatcher instead",
-    );
+    throw new InvalidOptionsError([
+      {
+        field: proxyUrl instanceof URL ? 'proxy' : 'tls',
+        expected:
+          "no fetch beside it: proxy and tls configure this transport's Node HTTP client, which a given fetch replaces (configure your fetch's own dispatcher instead)",
+      },
+    ]);
   }
   return { proxy: proxyUrl, tls };
+}
+
+/**
+ * U9: the shape of every option, for the constructor's check. One line per option: a new option
+ * adds its line here (the type below makes a missing one a compile error). Unknown keys pass, as
+ * with the SDK's transport; `restoreState` is checked as an object here and in full by
+ * `parseSavedState`.
+ */
+function optionSchemas() {
+  return {
+    authProvider: z.looseObject({ tokens: aFunction() }, 'an OAuthClientProvider (an object with tokens())'),
+    redirectPolicy: z.literal(['same-origin', 'follow'], "'same-origin' or 'follow'"),
+    maxStepUpRetries: aCount(0, 'a whole number, 0 or more'),
+    requestInit: anObject('a RequestInit object'),
+    fetch: aFunction('a fetch function'),
+    reconnectionOptions: z.object(
+      {
+        initialReconnectionDelay: z.optional(aDuration()),
+        reconnectionDelayGrowFactor: z.optional(
+          z.number('a number, 1 or more').check(z.refine((n: number) => n >= 1, 'a number, 1 or more')),
+        ),
+        maxReconnectionDelay: z.optional(aDuration()),
+        maxRetries: z.optional(
+          shape<number>(
+            'a whole number, 0 or more (or Infinity)',
+            (n) => typeof n === 'number' && n >= 0 && (Number.isInteger(n) || n === Infinity),
+          ),
+        ),
+        jitter: z.optional(aBoolean()),
+      },
+      'an object of reconnection options',
+    ),
+    reconnectionScheduler: aFunction('a function (reconnect, delay, attempt) => cancel?'),
+    sessionId: aString(),
+    protocolVersion: aString(),
+    skipIssuerMetadataValidation: aBoolean(),
+    standaloneStream: aBoolean(),
+    terminateOnClose: aBoolean(),
+    deleteTimeout: aDuration(),
+    sessionRecovery: z.literal(['reinitialize', 'fail'], "'reinitialize' or 'fail'"),
+    legacyFallback: aBoolean(),
+    reissue: z.literal('reads', "'reads'"),
+    strict: aBoolean(),
+    streamIdleTimeout: aDuration(),
+    maxMessageBytes: aCount(1, 'a whole number of bytes, 1 or more'),
+    restoreState: anObject('a saved transport state (what saveState() returned)'),
+    network: shape<NetworkSignal | false>(
+      'false or a network signal ({ online, subscribe })',
+      (v) => v === false || (isPlainObject(v) && typeof v.online === 'boolean' && typeof v.subscribe === 'function'),
+    ),
+    legacyEndpointTimeout: aDuration(),
+    inspect: shape<InspectOption>(
+      'an inspection observer (an object or a function), or { observer, bodies }',
+      (v) => typeof v === 'function' || (typeof v === 'object' && v !== null && !Array.isArray(v)),
+    ),
+    telemetry: shape<TelemetryOption>(
+      'true, or { tracer, meter, sessionId }',
+      (v) => v === true || (isPlainObject(v) && (v.sessionId === undefined || v.sessionId === 'fingerprint' || v.sessionId === 'raw')),
+    ),
+    proxy: shape<string | URL | false>("an http: or https: proxy URL (e.g. 'http://proxy.internal:3128'), or false", isProxy),
+    tls: z.object(
+      {
+        ca: z.optional(pem()),
+        cert: z.optional(pem()),
+        key: z.optional(pem()),
+        servername: z.optional(z.string('a host name').check(z.refine((name: string) => name !== '', 'a host name'))),
+      },
+      'an object { ca, cert, key, servername }',
+    ),
+    cookies: aBoolean(),
+  } satisfies { [K in keyof Required<StreamableHTTPClientTransportOptions>]: z.ZodMiniType };
+}
+
+let optionsSchema: z.ZodMiniType | undefined;
+
+/** U9: throws `InvalidOptionsError` naming each option of the wrong shape (never its value). */
+export function checkOptions(options: unknown): asserts options is StreamableHTTPClientTransportOptions {
+  if (optionsSchema === undefined) {
+    const shapes = optionSchemas();
+    optionsSchema = z.looseObject(
+      Object.fromEntries(Object.entries(shapes).map(([key, schema]) => [key, z.optional(schema)])),
+      'an options object',
+    );
+  }
+  const issues = issuesOf(optionsSchema, options, '').map((issue) => (issue.field === '' ? { ...issue, field: 'options' } : issue));
+  if (issues.length > 0) throw new InvalidOptionsError(issues);
 }
 
 export function resolveChartOptions(

@@ -1,6 +1,8 @@
 import type { JSONRPCRequest, RestoredSession } from '../machines/types.js';
-import { McpTransportError } from '../machines/errors.js';
+import { InvalidSavedStateError, McpTransportError } from '../machines/errors.js';
 import { sessionIdProblem, validateMessage } from './schema.js';
+import { anObject, issuesOf, shape } from './validation.js';
+import * as z from './validation.js';
 
 /**
  * W1: what a new transport needs to continue a session after a page reload. Plain JSON (store it
@@ -24,56 +26,92 @@ export interface SavedTransportState {
   initialize?: JSONRPCRequest | undefined;
 }
 
-/** Visible ASCII, as a header value must be (R11); the reason when it is not. */
-function headerProblem(value: unknown): string | undefined {
-  if (typeof value !== 'string' || value.length === 0 || value.length > 1024) return 'must be a string of 1 to 1,024 characters';
-  return /^[\x21-\x7E]+$/.test(value) ? undefined : 'must be visible ASCII (0x21-0x7E)';
-}
+/** Visible ASCII, as a header value must be (R11). */
+const headerValue = () => {
+  const expected = 'visible ASCII (0x21-0x7E), 1 to 1,024 characters';
+  return z.string(expected).check(z.refine((value: string) => value.length <= 1024 && /^[\x21-\x7E]+$/.test(value), expected));
+};
 
-function refuse(reason: string): never {
-  throw new McpTransportError(`not a saved transport state: ${reason}`);
+let savedStateSchema: z.ZodMiniType | undefined;
+
+/** U9: the saved state's shape (zod/mini), built on first use. */
+function schema(): z.ZodMiniType {
+  savedStateSchema ??= z
+    .looseObject(
+      {
+        v: z.literal(1, '1 (the saved-state format)'),
+        endpoint: z.string('the endpoint URL, a string'),
+        era: z.optional(z.literal('modern', "'modern', or absent")),
+        sessionId: z.optional(
+          z
+            .string('a session ID, a string')
+            .check(
+              z.refine(
+                (id: string) => sessionIdProblem(id) === undefined,
+                'a session ID: visible ASCII (0x21-0x7E), 1 to 1,024 characters',
+              ),
+            ),
+        ),
+        discover: z.optional(anObject('an object (the server/discover result)')),
+        protocolVersion: z.optional(headerValue()),
+        standaloneLastEventId: z.optional(headerValue()),
+        initialize: z.optional(
+          shape<JSONRPCRequest>('an initialize request (JSON-RPC 2.0, with an id and method "initialize")', (value) => {
+            const message = validateMessage(value);
+            return message.ok && 'method' in message.message && 'id' in message.message && message.message.method === 'initialize';
+          }),
+        ),
+      },
+      'an object (what saveState() returned)',
+    )
+    .check(
+      z.check((ctx) => {
+        const state = ctx.value as Record<string, unknown>;
+        const modern = state.era === 'modern';
+        // E10: a 2026-07-28 state has no session; a 2025 one has one.
+        if (modern && state.sessionId !== undefined) {
+          ctx.issues.push({
+            code: 'custom',
+            path: ['sessionId'],
+            message: "absent in a 2026-07-28 (era: 'modern') state",
+            input: undefined,
+          });
+        } else if (!modern && state.sessionId === undefined) {
+          ctx.issues.push({ code: 'custom', path: ['sessionId'], message: 'a session ID, a string', input: undefined });
+        }
+      }),
+    );
+  return savedStateSchema;
 }
 
 /**
- * Checks a saved state read back from storage (or anywhere else a caller got it); throws a
- * `McpTransportError` that says what is wrong, never an exception from deep inside.
+ * U9: checks a value said to be a saved state; throws `InvalidSavedStateError` naming each field
+ * of the wrong shape, under `prefix` (`restoreState` for the option), never its value.
+ */
+export function checkSavedState(value: unknown, prefix = ''): SavedTransportState {
+  const issues = issuesOf(schema(), value, prefix);
+  if (issues.length > 0) throw new InvalidSavedStateError(issues);
+  const given = value as SavedTransportState;
+  // A copy of the known fields only: nothing else a caller stored is carried on.
+  const state: SavedTransportState = { v: 1, endpoint: given.endpoint };
+  if (given.sessionId !== undefined) state.sessionId = given.sessionId;
+  if (given.era === 'modern') {
+    state.era = 'modern';
+    if (given.discover !== undefined) state.discover = given.discover;
+  }
+  if (given.protocolVersion !== undefined) state.protocolVersion = given.protocolVersion;
+  if (given.standaloneLastEventId !== undefined) state.standaloneLastEventId = given.standaloneLastEventId;
+  if (given.initialize !== undefined) state.initialize = given.initialize;
+  return state;
+}
+
+/**
+ * Checks a saved state read back from storage (or anywhere else a caller got it); throws an
+ * `InvalidSavedStateError` (a `McpTransportError`) that names the field and the shape it must
+ * have, never an exception from deep inside, and never the field's value.
  */
 export function parseSavedState(value: unknown): SavedTransportState {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) refuse('expected an object');
-  const given = value as Record<string, unknown>;
-  if (given.v !== 1) refuse('v must be 1');
-  if (typeof given.endpoint !== 'string') refuse('endpoint must be a string');
-  if (given.era !== undefined && given.era !== 'modern') refuse("era must be 'modern' when given");
-  const modern = given.era === 'modern';
-  if (modern && given.sessionId !== undefined) refuse('a 2026-07-28 (era: modern) state has no sessionId');
-  if (!modern && typeof given.sessionId !== 'string') refuse('sessionId must be a string');
-  const state: SavedTransportState = { v: 1, endpoint: given.endpoint };
-  if (typeof given.sessionId === 'string') {
-    const sessionProblem = sessionIdProblem(given.sessionId);
-    if (sessionProblem !== undefined) refuse(`sessionId ${sessionProblem}`);
-    state.sessionId = given.sessionId;
-  }
-  if (modern) {
-    state.era = 'modern';
-    const discover = given.discover;
-    if (discover !== undefined) {
-      if (typeof discover !== 'object' || discover === null || Array.isArray(discover)) refuse('discover must be an object');
-      state.discover = discover as Record<string, unknown>;
-    }
-  }
-  for (const key of ['protocolVersion', 'standaloneLastEventId'] as const) {
-    const field = given[key];
-    if (field === undefined) continue;
-    const problem = headerProblem(field);
-    if (problem !== undefined) refuse(`${key} ${problem}`);
-    state[key] = field as string;
-  }
-  if (given.initialize === undefined) return state;
-  const message = validateMessage(given.initialize);
-  if (!message.ok || !('method' in message.message) || !('id' in message.message) || message.message.method !== 'initialize') {
-    refuse('`initialize` is not an initialize request');
-  }
-  return { ...state, initialize: message.message };
+  return checkSavedState(value);
 }
 
 /** The chart's view of a checked state, for a transport on `url`. */

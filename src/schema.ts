@@ -4,7 +4,8 @@ import type { JSONRPCMessage } from '../machines/types.js';
  * Validation at the edge: what the server sends and what a caller hands to `send()`.
  * A hand check, as strict as the JSON-RPC 2.0 shapes the SDK's own schemas accept (extra keys
  * pass, as with zod's loose objects): no schema library on the hot path, so a browser bundle
- * stays small and the first import stays quick.
+ * stays small and the first import stays quick. What comes from outside once (options, a saved
+ * state, a recording) is checked with zod/mini instead (validation.ts, U9).
  */
 
 type Checked = Record<string, unknown>;

@@ -28,6 +28,7 @@ import { redactingObserver } from './redaction.js';
 import { chooseSender, cookieStoreFor, HttpClient } from './http/client.js';
 import { baseHeaders, perRequestHeaders } from './http/headers.js';
 import {
+  checkOptions,
   resolveChartOptions,
   resolveExchangeOptions,
   resolveNodeClientOptions,
@@ -36,7 +37,7 @@ import {
 import { validateMessage } from './schema.js';
 import { authorize, unauthorizedError } from './http/auth.js';
 import { browserNetwork } from './network.js';
-import { parseSavedState, restoredSession, type SavedTransportState } from './saved-state.js';
+import { checkSavedState, restoredSession, type SavedTransportState } from './saved-state.js';
 import type { Telemetry, TelemetryOption } from './telemetry/option.js';
 
 /** The SDK's send options (`TransportSendOptions`, 1.x and 2.x). */
@@ -141,8 +142,11 @@ export class StreamableHTTPClientTransport {
   private telemetry: Telemetry | undefined;
 
   constructor(url: URL | string, options: StreamableHTTPClientTransportOptions = {}) {
+    // U9: every option's shape first, so a bad one is named before anything starts.
+    checkOptions(options);
     const endpoint = new URL(url);
-    const restore = options.restoreState === undefined ? undefined : restoredSession(parseSavedState(options.restoreState), endpoint);
+    const restore =
+      options.restoreState === undefined ? undefined : restoredSession(checkSavedState(options.restoreState, 'restoreState'), endpoint);
     const network = options.network === false ? undefined : (options.network ?? browserNetwork());
     // Built as one literal, not a spread copy with one field more (bench/README.md, "Code shapes").
     const chartOptions = resolveChartOptions(options, restore, network !== undefined);

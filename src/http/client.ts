@@ -134,13 +134,17 @@ export function chooseSender(options: {
     options.fetch === undefined && options.redirectPolicy === 'same-origin' ? fastClient?.(options.init, viaFetch, options.net) : undefined;
   // `proxy: false` (no proxy) is what fetch does anyway.
   if (fast === undefined && (options.net.proxy instanceof URL || options.net.tls !== undefined)) {
-    throw new InvalidOptionsError(
-      fastClient === undefined
-        ? 'proxy and tls are options of the Node HTTP client, and this is not the Node entry of the package (a browser keeps its own)'
-        : options.redirectPolicy !== 'same-origin'
-          ? "proxy and tls need the Node HTTP client, which redirectPolicy 'follow' replaces with fetch"
-          : 'proxy and tls need the Node HTTP client, and a requestInit field only fetch honours (e.g. dispatcher) replaces it with fetch',
-    );
+    throw new InvalidOptionsError([
+      {
+        field: options.net.proxy instanceof URL ? 'proxy' : 'tls',
+        expected:
+          fastClient === undefined
+            ? 'none here: proxy and tls are options of the Node HTTP client, and this is not the Node entry of the package (a browser keeps its own)'
+            : options.redirectPolicy !== 'same-origin'
+              ? "none with redirectPolicy 'follow': proxy and tls need the Node HTTP client, which 'follow' replaces with fetch"
+              : 'none with a requestInit field only fetch honours (e.g. dispatcher): proxy and tls need the Node HTTP client, which that replaces with fetch',
+      },
+    ]);
   }
   return { fetch: fetchFn, send: fast ?? viaFetch };
 }

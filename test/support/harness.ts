@@ -298,6 +298,16 @@ export function causeChain(error: unknown): unknown[] {
   return chain;
 }
 
+/** What a function threw (fails the test if it returned). */
+export function thrown(run: () => unknown): unknown {
+  try {
+    run();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw, but the function returned');
+}
+
 /** What a promise rejected with (fails the test if it resolved). */
 export async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {

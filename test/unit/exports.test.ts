@@ -8,6 +8,8 @@ describe('the public API', () => {
     expect(Object.keys(api).sort()).toEqual([
       'InvalidMessageError',
       'InvalidOptionsError',
+      'InvalidRecordingError',
+      'InvalidSavedStateError',
       'McpTransportError',
       'MessageTooLargeError',
       'ModernOnlyServerError',

@@ -180,13 +180,17 @@ describe('view server and bridge', () => {
     const view = await serveView();
     servers.push(view);
     expect(view.url.hostname).toBe('127.0.0.1');
-    expect(view.ingest('{"t":1,"kind":"event","actor":"a","event":"start"}\nnope')).toEqual({ accepted: 1, rejected: 1 });
+    expect(view.ingest('{"t":1,"kind":"event","actor":"a","event":"start"}\nnope')).toEqual({
+      accepted: 1,
+      rejected: 1,
+      problems: ['not a recording: line 2: expected one JSON object per line, got text that is not JSON'],
+    });
     const response = await fetch(new URL('/events', view.url));
     const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
     let text = '';
     while (!text.includes('"event":"start"')) text += (await reader.read()).value ?? '';
     const posted = await fetch(view.ingestUrl, { method: 'POST', body: '{"t":2,"kind":"event","actor":"a","event":"close"}' });
-    expect(await posted.json()).toEqual({ accepted: 1, rejected: 0 });
+    expect(await posted.json()).toEqual({ accepted: 1, rejected: 0, problems: [] });
     while (!text.includes('"event":"close"')) text += (await reader.read()).value ?? '';
     expect(text).toContain('data: {"t":1,"kind":"event","actor":"a","event":"start"}\n\n');
     await reader.cancel();

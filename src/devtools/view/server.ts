@@ -12,6 +12,8 @@ import { recordingFormat } from '../recorder.js';
 import { transportChartVersion, transportCharts } from '../chart-model.js';
 import { pageHtml } from './page.js';
 import { packageVersion } from '../version.js';
+import { InvalidRecordingError } from '../../../machines/errors.js';
+import { checkLine, checkRecording } from './recording.js';
 
 export interface ViewServerOptions {
   /** Loopback only: '127.0.0.1' (default) or '::1'. */
@@ -29,8 +31,8 @@ export interface ViewServer {
   url: URL;
   /** Where a bridge POSTs recorder lines. */
   ingestUrl: URL;
-  /** Hands recorder lines to every open page (what `/ingest` does). Returns how many were accepted. */
-  ingest(text: string): { accepted: number; rejected: number };
+  /** Hands recorder lines to every open page (what `/ingest` does): how many were accepted and rejected, and why the first few were rejected (U9). */
+  ingest(text: string): { accepted: number; rejected: number; problems: string[] };
   /** Pages connected to the live feed. */
   readonly pages: number;
   close(): Promise<void>;
@@ -39,35 +41,28 @@ export interface ViewServer {
 /** Largest body `/ingest` reads. */
 const maxIngestBytes = 4 * 1024 * 1024;
 
-/** Parses recorder lines: JSON objects with `t`, `kind` and `actor`; anything else is rejected, never forwarded. */
-export function recorderLines(text: string): { lines: string[]; rejected: number } {
+/**
+ * U9: parses recorder lines (checked by `./recording.ts`); anything else is rejected, never
+ * forwarded, and the first few rejected lines are named with the field and the shape expected.
+ */
+export function recorderLines(text: string): { lines: string[]; rejected: number; problems: string[] } {
   const lines: string[] = [];
+  const problems: string[] = [];
   let rejected = 0;
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
+  const raw = text.split('\n');
+  for (let i = 0; i < raw.length; i++) {
+    const line = (raw[i] ?? '').trim();
     if (line === '') continue;
-    try {
-      const value = JSON.parse(line) as unknown;
-      if (
-        typeof value === 'object' &&
-        value !== null &&
-        'kind' in value &&
-        typeof value.kind === 'string' &&
-        't' in value &&
-        typeof value.t === 'number' &&
-        'actor' in value &&
-        typeof value.actor === 'string'
-      ) {
-        // Re-serialized: one line each, whatever whitespace came in.
-        lines.push(JSON.stringify(value));
-        continue;
-      }
-    } catch {
-      // counted below
+    const checked = checkLine(line);
+    if (checked.ok) {
+      // Re-serialized: one line each, whatever whitespace came in.
+      lines.push(JSON.stringify(checked.value));
+      continue;
     }
     rejected++;
+    if (problems.length < 5) problems.push(new InvalidRecordingError(i + 1, checked.issues).message);
   }
-  return { lines, rejected };
+  return { lines, rejected, problems };
 }
 
 export async function serveView(options: ViewServerOptions = {}): Promise<ViewServer> {
@@ -78,6 +73,8 @@ export async function serveView(options: ViewServerOptions = {}): Promise<ViewSe
   const history: string[] = [];
   const pages = new Set<ServerResponse>();
   const recording = options.recording;
+  // U9: a recording with a line that is not a recorder line is refused, naming the line and field.
+  if (recording !== undefined) checkRecording(recording.text);
 
   const boot = () => ({
     charts: transportCharts(),
@@ -89,13 +86,13 @@ export async function serveView(options: ViewServerOptions = {}): Promise<ViewSe
   });
 
   const ingest = (text: string) => {
-    const { lines, rejected } = recorderLines(text);
+    const { lines, rejected, problems } = recorderLines(text);
     for (const line of lines) {
       history.push(line);
       for (const page of pages) page.write(`data: ${line}\n\n`);
     }
     if (history.length > keep) history.splice(0, history.length - keep);
-    return { accepted: lines.length, rejected };
+    return { accepted: lines.length, rejected, problems };
   };
 
   const send = (res: ServerResponse, status: number, type: string, body: string) => {
