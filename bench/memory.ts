@@ -5,8 +5,8 @@
  *   held    three sessions opened and closed → N/2 sessions held, each with its standalone GET
  *           stream confirmed open by the server → heap and RSS after forced GC → N/2 more → again;
  *           per session = the second half's growth / (N/2). The first half also pays for code
- *           compiled and hidden classes made once (about 0.7 MiB, seen in heap snapshots,
- *           bench/heap-diff.ts), which is not per session; it is reported apart
+ *           compiled and hidden classes made once (about 0.7 MiB, seen in heap snapshots:
+ *           bench/README.md, "Studies"), which is not per session; it is reported apart
  *           (`heapKiBPerSessionFirstHalf`). Then all are closed (with DELETE).
  *   growth  a whole session first (open, calls, close: module-level state and compiled code are
  *           then in the baseline) → heap after GC (the baseline) → one session, warmed up → heap

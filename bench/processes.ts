@@ -47,15 +47,6 @@ export async function stopAll(): Promise<void> {
   await Promise.all([...children].map(stopChild));
 }
 
-/** Runs a bench script's main: on an error, says it, stops every child process and exits non-zero. */
-export function runMain(main: () => Promise<void>): void {
-  main().catch(async (error: unknown) => {
-    console.error(error);
-    await stopAll();
-    process.exitCode = 1;
-  });
-}
-
 export async function startServer(): Promise<{ base: string; child: ChildProcess }> {
   const child = track(
     spawn(process.execPath, ['--import', 'tsx', join(benchDir, 'server.ts')], {
