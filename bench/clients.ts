@@ -1,16 +1,18 @@
 /**
  * The clients under test, behind one small interface:
- *   this   this project's StreamableHTTPClientTransport with the SDK `Client` (the Node entry, as
- *          Node users get it: requests through node:http)
- *   sdk    the SDK's own StreamableHTTPClientTransport with the SDK `Client`
- *   raw    a plain fetch loop (bench/raw-client.ts)
- *   floor  the SDK `Client` over an instant in-memory transport: no transport under that Client
- *          can go below it
+ *   this   this project's StreamableHTTPClientTransport (the built Node entry, as Node users get
+ *          it: requests through node:http) under the SDK `Client`: 1.x, or 2.x in the modern era
+ *   sdk    the SDK's own StreamableHTTPClientTransport under its `Client`: 1.x, or 2.x (both
+ *          from @modelcontextprotocol/client) in the modern era
+ *   raw    a plain fetch loop (bench/raw-client.ts); 2025-11-25 only
+ *   floor  the SDK 1.x `Client` over an instant in-memory transport: no transport under that
+ *          Client can go below it; 2025-11-25 only
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as SdkTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { LoggingMessageNotificationSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ClientV2, StreamableHTTPClientTransport as SdkTransportV2, type McpSubscription } from '@modelcontextprotocol/client';
 // The built package's Node entry (`npm run build`, which the bench scripts run first), as users run it: the
 // TypeScript source under tsx would add its loader's overhead to every call. Typed from src/.
 const builtPackage = '../dist/node/src/node.js';
@@ -19,18 +21,20 @@ import { RawClient, type RpcMessage } from './raw-client.js';
 
 export const clientKinds = ['this', 'sdk', 'raw', 'floor'] as const;
 export type ClientKind = (typeof clientKinds)[number];
+/** json, sse: 2025-11-25 with sessions (1.x Client and server); modern: 2026-07-28 (2.x Client and server). */
+export type Mode = 'json' | 'sse' | 'modern';
 
 export const clientLabels: Record<ClientKind, string> = {
   this: 'this transport',
-  sdk: 'SDK transport',
+  sdk: 'SDK transport (1.x; 2.x in modern)',
   raw: 'raw fetch',
   floor: 'floor (Client, in-memory)',
 };
 
 /**
  * An instant in-memory server under the SDK `Client`: answers `initialize` and the bench tools
- * (`echo`, `progress` with its notifications, `notify` with its logging notifications) in the
- * next microtask, with no I/O, parsing or validation of its own.
+ * (`echo`, `progress` and `notify` with their notifications) in the next microtask, with no I/O,
+ * parsing or validation of its own.
  */
 class InstantTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
@@ -48,28 +52,25 @@ class InstantTransport implements Transport {
     queueMicrotask(() => {
       const deliver = (m: JSONRPCMessage) => this.onmessage?.(m);
       if (method === 'initialize') {
-        deliver({
-          jsonrpc: '2.0',
-          id,
-          result: { protocolVersion: '2025-11-25', capabilities: { tools: {}, logging: {} }, serverInfo: { name: 'floor', version: '1' } },
-        });
+        const result = {
+          protocolVersion: '2025-11-25',
+          capabilities: { tools: {}, logging: {} },
+          serverInfo: { name: 'floor', version: '1' },
+        };
+        deliver({ jsonrpc: '2.0', id, result });
         return;
       }
-      const args = (params?.arguments ?? {}) as { text?: string; steps?: number; count?: number; tag?: string };
+      const args = (params?.arguments ?? {}) as { text?: string; steps?: number; count?: number };
       const token = (params?._meta as { progressToken?: string | number } | undefined)?.progressToken;
-      if (params?.name === 'progress' && token !== undefined) {
-        for (let i = 1; i <= (args.steps ?? 0); i++) {
-          deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: i, total: args.steps } });
-        }
-      } else if (params?.name === 'notify') {
-        for (let i = 0; i < (args.count ?? 0); i++) {
-          deliver({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: { tag: args.tag, i } } });
-        }
+      const steps = params?.name === 'progress' && token !== undefined ? (args.steps ?? 0) : 0;
+      for (let i = 1; i <= steps; i++) {
+        deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token ?? 0, progress: i, total: steps } });
       }
-      const response: JSONRPCMessage = { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: args.text ?? 'done' }] } };
+      const count = params?.name === 'notify' ? (args.count ?? 0) : 0;
+      for (let i = 0; i < count; i++) deliver({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: { i } } });
       // The Client handles notifications a microtask late and responses at once: answer after them.
       queueMicrotask(() => {
-        deliver(response);
+        deliver({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: args.text ?? 'done' }] } });
       });
     });
     return Promise.resolve();
@@ -83,25 +84,22 @@ class InstantTransport implements Transport {
 
 export interface BenchClient {
   readonly sessionId: string | undefined;
-  /** initialize + initialized; the standalone GET stream is started (not awaited). */
+  /** Connects (initialize + initialized, or server/discover in the modern era). */
   connect(): Promise<void>;
   /** Calls `echo`; resolves with the length of the text that came back. */
   echo(text: string): Promise<number>;
   /** Calls `progress`; `onProgress` runs once per progress notification. */
   progress(steps: number, onProgress: () => void): Promise<void>;
-  /** Calls `notify`: `count` logging notifications tagged `tag` on the standalone GET stream. */
-  notify(count: number, tag: string): Promise<void>;
-  /** Told the tag of each logging notification received. */
-  onLog: ((tag: string) => void) | undefined;
-  /** Ends the session, with DELETE. */
+  /** Modern era: opens a `subscriptions/listen` stream for tools/list_changed. */
+  listen(): Promise<void>;
+  /** Calls `notify`: `count` logging notifications on the GET stream (list_changed on the listen stream, modern). */
+  notify(count: number): Promise<void>;
+  /** Told of each logging (or list_changed) notification received. */
+  onNote: (() => void) | undefined;
+  /** Ends the session (with DELETE where there is one). */
   close(): Promise<void>;
   /** Errors reported through `onerror` (or swallowed by the raw client's streams). */
   readonly errors: Error[];
-}
-
-function tagOf(data: unknown): string | undefined {
-  if (typeof data === 'object' && data !== null && 'tag' in data && typeof data.tag === 'string') return data.tag;
-  return undefined;
 }
 
 function textLength(result: unknown): number {
@@ -111,24 +109,33 @@ function textLength(result: unknown): number {
   return -1;
 }
 
-/** The SDK `Client` over either transport. */
+type AnyTransport = InstanceType<typeof ThisTransport> | SdkTransport | SdkTransportV2 | InstantTransport;
+
+/** The SDK `Client` (1.x, or 2.x in the modern era) over a transport. */
 class SdkClientDriver implements BenchClient {
-  onLog: ((tag: string) => void) | undefined;
+  onNote: (() => void) | undefined;
   readonly errors: Error[] = [];
-  private readonly client = new Client({ name: 'bench', version: '1.0.0' }, { capabilities: {} });
+  private readonly v1: Client | undefined;
+  private readonly v2: ClientV2 | undefined;
+  private subscription: McpSubscription | undefined;
 
   constructor(
-    private readonly transport: InstanceType<typeof ThisTransport> | SdkTransport | InstantTransport,
-    /** The SDK transport sends no DELETE on close; terminateSession() does. */
-    private readonly terminateFirst: boolean,
+    private readonly transport: AnyTransport,
+    modern: boolean,
   ) {
-    this.client.onerror = (error) => {
+    const onerror = (error: Error) => {
       if (this.errors.length < 100) this.errors.push(error);
     };
-    this.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
-      const tag = tagOf(notification.params.data);
-      if (tag !== undefined) this.onLog?.(tag);
-    });
+    const note = () => this.onNote?.();
+    if (modern) {
+      this.v2 = new ClientV2({ name: 'bench', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+      this.v2.onerror = onerror;
+      this.v2.setNotificationHandler('notifications/tools/list_changed', note);
+    } else {
+      this.v1 = new Client({ name: 'bench', version: '1.0.0' }, { capabilities: {} });
+      this.v1.onerror = onerror;
+      this.v1.setNotificationHandler(LoggingMessageNotificationSchema, note);
+    }
   }
 
   get sessionId(): string | undefined {
@@ -136,29 +143,42 @@ class SdkClientDriver implements BenchClient {
   }
 
   async connect(): Promise<void> {
-    await this.client.connect(this.transport);
+    await (this.v2 ?? this.v1)?.connect(this.transport);
+  }
+
+  private call(name: string, args: Record<string, unknown>, onprogress?: () => void): Promise<unknown> {
+    const params = { name, arguments: args };
+    if (this.v2 !== undefined) return this.v2.callTool(params, onprogress === undefined ? undefined : { onprogress });
+    if (this.v1 === undefined) throw new Error('no client');
+    return this.v1.callTool(params, undefined, onprogress === undefined ? undefined : { onprogress });
   }
 
   async echo(text: string): Promise<number> {
-    return textLength(await this.client.callTool({ name: 'echo', arguments: { text } }));
+    return textLength(await this.call('echo', { text }));
   }
 
   async progress(steps: number, onProgress: () => void): Promise<void> {
-    await this.client.callTool({ name: 'progress', arguments: { steps } }, undefined, { onprogress: onProgress });
+    await this.call('progress', { steps }, onProgress);
   }
 
-  async notify(count: number, tag: string): Promise<void> {
-    await this.client.callTool({ name: 'notify', arguments: { count, tag } });
+  async listen(): Promise<void> {
+    this.subscription ??= await this.v2?.listen({ toolsListChanged: true });
+  }
+
+  async notify(count: number): Promise<void> {
+    await this.call('notify', { count });
   }
 
   async close(): Promise<void> {
-    if (this.terminateFirst && this.transport instanceof SdkTransport) await this.transport.terminateSession();
-    await this.client.close();
+    await this.subscription?.close();
+    // The 1.x SDK transport sends no DELETE on close; terminateSession() does.
+    if (this.transport instanceof SdkTransport) await this.transport.terminateSession();
+    await (this.v2 ?? this.v1)?.close();
   }
 }
 
 class RawClientDriver implements BenchClient {
-  onLog: ((tag: string) => void) | undefined;
+  onNote: (() => void) | undefined;
   readonly errors: Error[] = [];
   private readonly raw: RawClient;
   private onProgress: (() => void) | undefined;
@@ -168,10 +188,7 @@ class RawClientDriver implements BenchClient {
     this.raw = new RawClient(url);
     this.raw.onNotification = (message: RpcMessage) => {
       if (message.method === 'notifications/progress') this.onProgress?.();
-      else if (message.method === 'notifications/message') {
-        const tag = tagOf(message.params?.data);
-        if (tag !== undefined) this.onLog?.(tag);
-      }
+      else if (message.method === 'notifications/message') this.onNote?.();
     };
   }
 
@@ -183,29 +200,29 @@ class RawClientDriver implements BenchClient {
     return this.raw.connect();
   }
 
+  private async call(name: string, args: Record<string, unknown>, meta?: Record<string, unknown>): Promise<RpcMessage> {
+    const response = await this.raw.request('tools/call', { name, arguments: args, ...(meta && { _meta: meta }) });
+    if (response.error) throw new Error(`raw ${name}: ${response.error.message}`);
+    return response;
+  }
+
   async echo(text: string): Promise<number> {
-    const response = await this.raw.request('tools/call', { name: 'echo', arguments: { text } });
-    if (response.error) throw new Error(`raw echo: ${response.error.message}`);
-    return textLength(response.result);
+    return textLength((await this.call('echo', { text })).result);
   }
 
   async progress(steps: number, onProgress: () => void): Promise<void> {
     this.onProgress = onProgress;
-    try {
-      const response = await this.raw.request('tools/call', {
-        name: 'progress',
-        arguments: { steps },
-        _meta: { progressToken: ++this.nextToken },
-      });
-      if (response.error) throw new Error(`raw progress: ${response.error.message}`);
-    } finally {
+    await this.call('progress', { steps }, { progressToken: ++this.nextToken }).finally(() => {
       this.onProgress = undefined;
-    }
+    });
   }
 
-  async notify(count: number, tag: string): Promise<void> {
-    const response = await this.raw.request('tools/call', { name: 'notify', arguments: { count, tag } });
-    if (response.error) throw new Error(`raw notify: ${response.error.message}`);
+  listen(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  async notify(count: number): Promise<void> {
+    await this.call('notify', { count });
   }
 
   close(): Promise<void> {
@@ -213,12 +230,14 @@ class RawClientDriver implements BenchClient {
   }
 }
 
-export function createClient(kind: ClientKind, url: string): BenchClient {
+export function createClient(kind: ClientKind, url: string, mode: Mode): BenchClient {
+  const modern = mode === 'modern';
+  if (modern && (kind === 'raw' || kind === 'floor')) throw new Error(`${kind} has no modern-era client`);
   switch (kind) {
     case 'this':
-      return new SdkClientDriver(new ThisTransport(new URL(url)), false);
+      return new SdkClientDriver(new ThisTransport(new URL(url)), modern);
     case 'sdk':
-      return new SdkClientDriver(new SdkTransport(new URL(url)), true);
+      return new SdkClientDriver(modern ? new SdkTransportV2(new URL(url)) : new SdkTransport(new URL(url)), modern);
     case 'raw':
       return new RawClientDriver(url);
     case 'floor':

@@ -1,21 +1,28 @@
 /**
- * Cold start (a fresh process: import, connect, first tool result) of this transport and of the
- * SDK's: the wall-clock medians that `npm run size` measures (scripts/size.ts, run here with
- * `--cold-only`, 10 processes each, alternating). Needs the built package (the bench builds first).
+ * What `npm run size` measures (scripts/size.ts, needs the built package): cold start (a fresh
+ * process: import, connect, first tool result; wall-clock medians of 10 processes each,
+ * alternating) and the gzip size of a browser bundle of the SDK `Client` with each transport.
  */
 import { execFile } from 'node:child_process';
 
-const figure = (output: string, name: string): number | undefined => {
-  const match = new RegExp(`${name}\\s+(\\d+) ms wall`).exec(output);
-  return match?.[1] === undefined ? undefined : Number(match[1]);
-};
+export interface SizeFigures {
+  cold: { this: number; sdk: number };
+  /** gzip KiB of Client + transport: 1.x Client, and 2.x Client (with the 2.x SDK transport). */
+  bundle: { v1: { this: number; sdk: number }; v2: { this: number; sdk: number } };
+}
 
-export function coldStart(): Promise<{ this: number; sdk: number } | undefined> {
+export function sizeFigures(): Promise<SizeFigures | undefined> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'scripts/size.ts', '--cold-only'], { timeout: 300_000 }, (error, stdout) => {
-      const ours = figure(stdout, 'this transport');
-      const sdk = figure(stdout, 'SDK transport');
-      resolve(error !== null || ours === undefined || sdk === undefined ? undefined : { this: ours, sdk });
+    execFile(process.execPath, ['--import', 'tsx', 'scripts/size.ts'], { timeout: 300_000 }, (error, stdout) => {
+      const figure = (pattern: string) => Number(new RegExp(pattern).exec(stdout)?.[1] ?? Number.NaN);
+      const cold = (name: string) => figure(`${name}\\s+(\\d+) ms wall`);
+      const gzip = (v: string, name: string) => figure(`Client ${v} \\+ ${name}\\s+[\\d.]+ KiB\\s+([\\d.]+) KiB gzip`);
+      const bundle = (v: string) => ({ this: gzip(v, 'this transport'), sdk: gzip(v, 'SDK transport') });
+      resolve(
+        error !== null
+          ? undefined
+          : { cold: { this: cold('this transport'), sdk: cold('SDK transport') }, bundle: { v1: bundle('1.x'), v2: bundle('2.x') } },
+      );
     });
   });
 }

@@ -20,7 +20,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getHeapCodeStatistics } from 'node:v8';
 import { clientKinds, createClient, type BenchClient, type ClientKind } from './clients.js';
-import { endpointUrl, forceGc, serverStats, waitForGet, type Mode } from './scenarios.js';
+import { endpointUrl, forceGc, serverStats, streamReady, type Mode } from './scenarios.js';
 
 export interface MemoryRequest {
   measure: 'held' | 'growth';
@@ -61,9 +61,9 @@ async function pool(total: number, concurrency: number, deadline: number, task: 
 }
 
 async function connected(request: MemoryRequest): Promise<BenchClient> {
-  const client = createClient(request.kind, endpointUrl(request.base, request.mode));
+  const client = createClient(request.kind, endpointUrl(request.base, request.mode), request.mode);
   await client.connect();
-  if (request.kind !== 'floor') await waitForGet(request.base, client.sessionId);
+  await streamReady(client, request);
   return client;
 }
 
@@ -75,11 +75,12 @@ async function held(request: MemoryRequest): Promise<MemoryReply> {
   const half = Math.max(1, Math.floor(request.count / 2));
   const hold = async (count: number): Promise<Settled> => {
     await pool(count, request.concurrency, t0 + request.seconds * 1000, async () => {
-      const client = createClient(request.kind, endpointUrl(request.base, request.mode));
+      const client = createClient(request.kind, endpointUrl(request.base, request.mode), request.mode);
       await client.connect();
+      if (request.mode === 'modern') await client.listen();
       clients.push(client);
     });
-    // Every session's standalone GET stream must be open on the server before measuring.
+    // Every session's standalone GET (or listen) stream must be open on the server before measuring.
     const deadline = performance.now() + 15_000;
     while (request.kind !== 'floor' && performance.now() < deadline) {
       if ((await serverStats(request.base))[request.mode].openGets >= clients.length) break;

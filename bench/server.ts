@@ -5,12 +5,16 @@
  *
  *   POST|GET|DELETE /json   enableJsonResponse: true (a POST is answered with application/json)
  *   POST|GET|DELETE /sse    a POST is answered with text/event-stream
+ *   POST /modern            the 2.x SDK's `createMcpHandler` (2026-07-28 only, sessionless), served
+ *                           over node:http as test/support/v2-server.ts does
  *   GET  /stats             sessions and open standalone GET streams per endpoint, server CPU
  *   POST /reset             closes every session (between scenarios; the count is reported as a leak)
  *
  * Tools: `echo {text}`, `progress {steps}` (progress notifications on the POST's stream, then the
  * result), `notify {count, tag}` (logging notifications on the session's standalone GET stream,
- * sent outside any request's context; returns once all are written).
+ * sent outside any request's context; returns once all are written). On /modern, `notify` publishes
+ * `count` tools/list_changed notifications (`handler.notify.toolsChanged()`) to every open
+ * `subscriptions/listen` stream.
  *
  * The first line on stdout is `{"port": N}`. The process ends on SIGTERM/SIGINT or when its stdin
  * closes (the parent died), so it never outlives the benchmark.
@@ -21,6 +25,9 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 
 type Mode = 'json' | 'sse';
 
@@ -45,6 +52,8 @@ export interface EndpointStats {
 export interface ServerStats {
   json: EndpointStats;
   sse: EndpointStats;
+  /** Sessionless: `openGets` counts open subscriptions/listen streams. */
+  modern: EndpointStats;
   /** `process.cpuUsage()` of the server process, µs. */
   cpu: { user: number; system: number };
   rss: number;
@@ -80,29 +89,69 @@ function buildServer(): McpServer {
       return { content: [{ type: 'text', text: `done ${steps}` }] };
     },
   );
-  mcp.registerTool(
-    'notify',
-    {
-      description: 'sends `count` logging notifications on the standalone GET stream, then returns',
-      inputSchema: { count: z.number().int(), tag: z.string() },
-    },
-    async ({ count, tag }, extra) => {
-      for (let i = 0; i < count; i++) {
-        // No relatedRequestId: the server transport writes these to the standalone GET stream.
-        await mcp.server.sendLoggingMessage({ level: 'info', logger: 'bench', data: { tag, i } }, extra.sessionId);
-      }
-      return { content: [{ type: 'text', text: `sent ${count}` }] };
-    },
-  );
+  mcp.registerTool('notify', { inputSchema: { count: z.number().int() } }, async ({ count }, extra) => {
+    // No relatedRequestId: the server transport writes these to the standalone GET stream.
+    for (let i = 0; i < count; i++) await mcp.server.sendLoggingMessage({ level: 'info', data: { i } }, extra.sessionId);
+    return { content: [{ type: 'text', text: `sent ${count}` }] };
+  });
   return mcp;
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+function buildServerV2(): McpServerV2 {
+  const mcp = new McpServerV2({ name: 'bench-server', version: '2.0.0' }, { capabilities: { tools: { listChanged: true } } });
+  mcp.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, ({ text }) => ({ content: [{ type: 'text', text }] }));
+  mcp.registerTool('progress', { inputSchema: z.object({ steps: z.number().int() }) }, async ({ steps }, ctx) => {
+    const token = ctx.mcpReq._meta?.progressToken;
+    for (let i = 1; i <= steps && token !== undefined; i++) {
+      await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: steps } });
+    }
+    return { content: [{ type: 'text', text: `done ${steps}` }] };
+  });
+  mcp.registerTool('notify', { inputSchema: z.object({ count: z.number().int() }) }, ({ count }) => {
+    for (let i = 0; i < count; i++) handler.notify.toolsChanged();
+    return { content: [{ type: 'text', text: `sent ${count}` }] };
+  });
+  return mcp;
+}
+
+const handler = createMcpHandler(() => buildServerV2(), { legacy: 'reject' });
+const listens = new Set<ServerResponse>();
+
+/** The request as a WHATWG Request to the 2.x handler, its Response streamed back. */
+async function handleModern(req: IncomingMessage, res: ServerResponse, bytes: Buffer): Promise<void> {
+  const controller = new AbortController();
+  res.on('close', () => {
+    controller.abort();
+    listens.delete(res);
+  });
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) for (const v of [value ?? []].flat()) headers.append(name, v);
+  const body = req.method === 'POST' ? { body: new Uint8Array(bytes) } : {};
+  const request = new Request(`http://127.0.0.1${req.url ?? '/'}`, {
+    method: req.method ?? 'GET',
+    headers,
+    signal: controller.signal,
+    ...body,
+  });
+  const response = await handler.fetch(request);
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  if (response.body === null) return void res.end();
+  if (bytes.includes('subscriptions/listen')) listens.add(res);
+  const stream = Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>);
+  stream.on('error', () => res.destroy());
+  res.on('close', () => stream.destroy());
+  stream.pipe(res);
+}
+
+async function readBytes(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  if (chunks.length === 0) return undefined;
+  return Buffer.concat(chunks);
+}
+
+function parseJson(bytes: Buffer): unknown {
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+    return bytes.length === 0 ? undefined : (JSON.parse(bytes.toString('utf8')) as unknown);
   } catch {
     return undefined;
   }
@@ -149,7 +198,7 @@ async function reset(): Promise<number> {
 }
 
 async function handleMcp(endpoint: Endpoint, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const body = req.method === 'POST' ? await readJson(req) : undefined;
+  const body = req.method === 'POST' ? parseJson(await readBytes(req)) : undefined;
   const header = req.headers['mcp-session-id'];
   const sessionId = Array.isArray(header) ? header[0] : header;
   if (sessionId !== undefined) {
@@ -187,12 +236,15 @@ async function handleMcp(endpoint: Endpoint, req: IncomingMessage, res: ServerRe
 const http = createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://127.0.0.1');
   const work = async () => {
-    if (url.pathname === '/json' || url.pathname === '/sse') {
+    if (url.pathname === '/modern') {
+      await handleModern(req, res, await readBytes(req));
+    } else if (url.pathname === '/json' || url.pathname === '/sse') {
       await handleMcp(endpoints[url.pathname === '/json' ? 'json' : 'sse'], req, res);
     } else if (url.pathname === '/stats' && req.method === 'GET') {
       const stats: ServerStats = {
         json: endpointStats(endpoints.json),
         sse: endpointStats(endpoints.sse),
+        modern: { sessions: 0, openGets: listens.size },
         cpu: process.cpuUsage(),
         rss: process.memoryUsage.rss(),
         connections,
