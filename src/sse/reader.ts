@@ -24,6 +24,9 @@ function eventTooLarge(limit: number): MessageTooLargeError {
   return error;
 }
 
+/** The decoder's options for a chunk, made once, not per chunk. */
+const streaming: TextDecodeOptions = { stream: true };
+
 /** How many delivered event ids a stream remembers to drop replays (R7); older ones are forgotten. */
 const rememberedIds = 1024;
 
@@ -139,7 +142,7 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
     chunk(value) {
       if (finished) return;
       active = true;
-      const text = decoder.decode(value, { stream: true });
+      const text = decoder.decode(value, streaming);
       parser.feed(text);
       if (isFinished()) return;
       if (tooLarge(text)) {
