@@ -1,12 +1,8 @@
 /**
- * The clients under test, behind one small interface:
- *   this   this project's StreamableHTTPClientTransport (the built Node entry, as Node users get
- *          it: requests through node:http) under the SDK `Client`: 1.x, or 2.x in the modern era
- *   sdk    the SDK's own StreamableHTTPClientTransport under its `Client`: 1.x, or 2.x (both
- *          from @modelcontextprotocol/client) in the modern era
- *   raw    a plain fetch loop (bench/raw-client.ts); 2025-11-25 only
- *   floor  the SDK 1.x `Client` over an instant in-memory transport: no transport under that
- *          Client can go below it; 2025-11-25 only
+ * The clients under test: `this` (this transport, the built Node entry, under the SDK `Client`: 1.x,
+ * or 2.x in the modern era), `sdk` (the SDK's own transport under its `Client`: 1.x, or 2.x in the
+ * modern era), `raw` (a plain fetch loop, bench/raw-client.ts) and `floor` (the 1.x `Client` over an
+ * instant in-memory transport: no transport under that Client can go below it); the last two 2025 only.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as SdkTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -17,7 +13,7 @@ import { Client as ClientV2, StreamableHTTPClientTransport as SdkTransportV2, ty
 // TypeScript source under tsx would add its loader's overhead to every call. Typed from src/.
 const builtPackage = '../dist/node/src/node.js';
 const { StreamableHTTPClientTransport: ThisTransport } = (await import(builtPackage)) as typeof import('../src/node.js');
-import { RawClient, type RpcMessage } from './raw-client.js';
+import { RawClient } from './raw-client.js';
 
 export const clientKinds = ['this', 'sdk', 'raw', 'floor'] as const;
 export type ClientKind = (typeof clientKinds)[number];
@@ -86,56 +82,48 @@ export interface BenchClient {
   readonly sessionId: string | undefined;
   /** Connects (initialize + initialized, or server/discover in the modern era). */
   connect(): Promise<void>;
-  /** Calls `echo`; resolves with the length of the text that came back. */
-  echo(text: string): Promise<number>;
-  /** Calls `progress`; `onProgress` runs once per progress notification. */
-  progress(steps: number, onProgress: () => void): Promise<void>;
+  /** A tools/call (`echo {text}`, `progress {steps}` with `onprogress`, `notify {count}`); resolves with its result. */
+  call(name: string, args: Record<string, unknown>, onprogress?: () => void): Promise<unknown>;
   /** Modern era: opens a `subscriptions/listen` stream for tools/list_changed. */
-  listen(): Promise<void>;
-  /** Calls `notify`: `count` logging notifications on the GET stream (list_changed on the listen stream, modern). */
-  notify(count: number): Promise<void>;
-  /** Told of each logging (or list_changed) notification received. */
+  listen?(): Promise<void>;
+  /** Told of each logging notification (GET stream), or list_changed (listen stream, modern). */
   onNote: (() => void) | undefined;
   /** Ends the session (with DELETE where there is one). */
   close(): Promise<void>;
-  /** Errors reported through `onerror` (or swallowed by the raw client's streams). */
+  /** Errors reported through `onerror`. */
   readonly errors: Error[];
 }
 
-function textLength(result: unknown): number {
-  if (typeof result !== 'object' || result === null || !('content' in result) || !Array.isArray(result.content)) return -1;
-  const first: unknown = result.content[0];
-  if (typeof first === 'object' && first !== null && 'text' in first && typeof first.text === 'string') return first.text.length;
-  return -1;
+/** Calls `echo` and checks that the same text came back. */
+export async function echo(client: BenchClient, text: string): Promise<void> {
+  const result = (await client.call('echo', { text })) as { content?: { text?: unknown }[] } | undefined;
+  const got = result?.content?.[0]?.text;
+  if (got !== text)
+    throw new Error(`echo returned ${typeof got === 'string' ? got.length : String(got)} characters, expected ${text.length}`);
 }
-
-type AnyTransport = InstanceType<typeof ThisTransport> | SdkTransport | SdkTransportV2 | InstantTransport;
 
 /** The SDK `Client` (1.x, or 2.x in the modern era) over a transport. */
 class SdkClientDriver implements BenchClient {
   onNote: (() => void) | undefined;
   readonly errors: Error[] = [];
-  private readonly v1: Client | undefined;
-  private readonly v2: ClientV2 | undefined;
+  private readonly client: { v: 1; c: Client } | { v: 2; c: ClientV2 };
   private subscription: McpSubscription | undefined;
 
   constructor(
-    private readonly transport: AnyTransport,
+    private readonly transport: InstanceType<typeof ThisTransport> | SdkTransport | SdkTransportV2 | InstantTransport,
     modern: boolean,
   ) {
-    const onerror = (error: Error) => {
-      if (this.errors.length < 100) this.errors.push(error);
-    };
     const note = () => this.onNote?.();
     if (modern) {
-      this.v2 = new ClientV2({ name: 'bench', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-      this.v2.onerror = onerror;
-      this.v2.setNotificationHandler('notifications/tools/list_changed', note);
+      this.client = { v: 2, c: new ClientV2({ name: 'bench', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } }) };
+      this.client.c.setNotificationHandler('notifications/tools/list_changed', note);
     } else {
-      this.v1 = new Client({ name: 'bench', version: '1.0.0' }, { capabilities: {} });
-      this.v1.onerror = onerror;
-      this.v1.setNotificationHandler(LoggingMessageNotificationSchema, note);
+      this.client = { v: 1, c: new Client({ name: 'bench', version: '1.0.0' }, { capabilities: {} }) };
+      this.client.c.setNotificationHandler(LoggingMessageNotificationSchema, note);
     }
+    this.client.c.onerror = (error: Error) => {
+      if (this.errors.length < 100) this.errors.push(error);
+    };
   }
 
   get sessionId(): string | undefined {
@@ -143,104 +131,34 @@ class SdkClientDriver implements BenchClient {
   }
 
   async connect(): Promise<void> {
-    await (this.v2 ?? this.v1)?.connect(this.transport);
+    await this.client.c.connect(this.transport);
   }
 
-  private call(name: string, args: Record<string, unknown>, onprogress?: () => void): Promise<unknown> {
+  call(name: string, args: Record<string, unknown>, onprogress?: () => void): Promise<unknown> {
+    const options = onprogress === undefined ? undefined : { onprogress };
     const params = { name, arguments: args };
-    if (this.v2 !== undefined) return this.v2.callTool(params, onprogress === undefined ? undefined : { onprogress });
-    if (this.v1 === undefined) throw new Error('no client');
-    return this.v1.callTool(params, undefined, onprogress === undefined ? undefined : { onprogress });
-  }
-
-  async echo(text: string): Promise<number> {
-    return textLength(await this.call('echo', { text }));
-  }
-
-  async progress(steps: number, onProgress: () => void): Promise<void> {
-    await this.call('progress', { steps }, onProgress);
+    return this.client.v === 2 ? this.client.c.callTool(params, options) : this.client.c.callTool(params, undefined, options);
   }
 
   async listen(): Promise<void> {
-    this.subscription ??= await this.v2?.listen({ toolsListChanged: true });
-  }
-
-  async notify(count: number): Promise<void> {
-    await this.call('notify', { count });
+    if (this.client.v === 2) this.subscription ??= await this.client.c.listen({ toolsListChanged: true });
   }
 
   async close(): Promise<void> {
     await this.subscription?.close();
     // The 1.x SDK transport sends no DELETE on close; terminateSession() does.
     if (this.transport instanceof SdkTransport) await this.transport.terminateSession();
-    await (this.v2 ?? this.v1)?.close();
-  }
-}
-
-class RawClientDriver implements BenchClient {
-  onNote: (() => void) | undefined;
-  readonly errors: Error[] = [];
-  private readonly raw: RawClient;
-  private onProgress: (() => void) | undefined;
-  private nextToken = 0;
-
-  constructor(url: string) {
-    this.raw = new RawClient(url);
-    this.raw.onNotification = (message: RpcMessage) => {
-      if (message.method === 'notifications/progress') this.onProgress?.();
-      else if (message.method === 'notifications/message') this.onNote?.();
-    };
-  }
-
-  get sessionId(): string | undefined {
-    return this.raw.sessionId;
-  }
-
-  connect(): Promise<void> {
-    return this.raw.connect();
-  }
-
-  private async call(name: string, args: Record<string, unknown>, meta?: Record<string, unknown>): Promise<RpcMessage> {
-    const response = await this.raw.request('tools/call', { name, arguments: args, ...(meta && { _meta: meta }) });
-    if (response.error) throw new Error(`raw ${name}: ${response.error.message}`);
-    return response;
-  }
-
-  async echo(text: string): Promise<number> {
-    return textLength((await this.call('echo', { text })).result);
-  }
-
-  async progress(steps: number, onProgress: () => void): Promise<void> {
-    this.onProgress = onProgress;
-    await this.call('progress', { steps }, { progressToken: ++this.nextToken }).finally(() => {
-      this.onProgress = undefined;
-    });
-  }
-
-  listen(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  async notify(count: number): Promise<void> {
-    await this.call('notify', { count });
-  }
-
-  close(): Promise<void> {
-    return this.raw.close();
+    await this.client.c.close();
   }
 }
 
 export function createClient(kind: ClientKind, url: string, mode: Mode): BenchClient {
   const modern = mode === 'modern';
   if (modern && (kind === 'raw' || kind === 'floor')) throw new Error(`${kind} has no modern-era client`);
-  switch (kind) {
-    case 'this':
-      return new SdkClientDriver(new ThisTransport(new URL(url)), modern);
-    case 'sdk':
-      return new SdkClientDriver(modern ? new SdkTransportV2(new URL(url)) : new SdkTransport(new URL(url)), modern);
-    case 'raw':
-      return new RawClientDriver(url);
-    case 'floor':
-      return new SdkClientDriver(new InstantTransport(), false);
-  }
+  if (kind === 'raw') return new RawClient(url);
+  const transport = { this: () => new ThisTransport(new URL(url)), floor: () => new InstantTransport() }[kind as 'this' | 'floor'];
+  return new SdkClientDriver(
+    kind === 'sdk' ? (modern ? new SdkTransportV2(new URL(url)) : new SdkTransport(new URL(url))) : transport(),
+    modern,
+  );
 }

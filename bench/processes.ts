@@ -19,25 +19,21 @@ export function track(child: ChildProcess): ChildProcess {
   return child;
 }
 
+/** SIGTERM by PID, SIGKILL after 3 s; resolves when the child has exited. */
 export async function stopChild(child: ChildProcess): Promise<void> {
   const pid = child.pid;
   if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => {
-    child.once('exit', () => {
-      resolve();
-    });
-  });
-  try {
-    process.kill(pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  const timer = setTimeout(() => {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const kill = (signal: NodeJS.Signals) => {
     try {
-      process.kill(pid, 'SIGKILL');
+      process.kill(pid, signal);
     } catch {
       // already gone
     }
+  };
+  kill('SIGTERM');
+  const timer = setTimeout(() => {
+    kill('SIGKILL');
   }, 3_000);
   await exited;
   clearTimeout(timer);

@@ -5,31 +5,25 @@
  * the 2.x SDK transport, both under the 2.x `Client`.
  *
  *   node --expose-gc --import tsx bench/run.ts [options]   (npm run bench, npm run bench:quick)
- *   --quick                       3 rounds, SSE and modern, shorter windows, no held sessions
- *   --rounds=N                    measured rounds (full: 5)
- *   --clients=this,sdk,raw,floor  which clients (default all; ratios need raw and sdk)
- *   --scenarios=a,b               scenario ids (see `scenarios`)
- *   --modes=json,sse,modern       server modes / era
- *   --growth-calls=N              calls for the heap-growth figure
- *   --no-write                    do not write bench/results/latest.{md,json}
+ *   --quick (3 rounds, SSE and modern, shorter windows, no held sessions), --rounds=N (full: 5),
+ *   --clients=this,sdk,raw,floor, --scenarios=a,b (ids of `scenarios`), --modes=json,sse,modern,
+ *   --growth-calls=N (calls for the heap-growth figure), --no-write (no bench/results/latest.*)
  *
- * Scenario after scenario, each client gets a new process (bench/client-process.ts), one
+ * Scenario after scenario, each client gets a new process (`bench/scenarios.ts client`), one
  * unrecorded warm-up run, then the rounds, which alternate the clients (the order rotated by one
  * place each round). A value is the median over rounds; a ratio is computed per round (paired),
  * its median shown with the min–max. Every target is a row with its ratio and met / not met.
  */
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { ClientReply, ClientRequest } from './client-process.js';
 import { clientKinds, clientLabels, type ClientKind } from './clients.js';
-import { sizeFigures } from './cold-start.js';
 import type { MemoryReply, MemoryRequest } from './memory.js';
 import { benchDir, projectDir, startServer, stopAll, stopChild, track } from './processes.js';
-import { forceGc, modes as allModes, resetServer, type ClientScenarioId, type Counts, type Metrics, type Mode } from './scenarios.js';
-import type { ScenarioContext, ScenarioResult } from './scenarios.js';
+import { forceGc, modes as allModes, resetServer, type ClientScenarioId, type Counts, type Mode } from './scenarios.js';
+import type { ClientReply, ClientRequest, ScenarioContext, ScenarioResult } from './scenarios.js';
 import { fmt, fmtRatio, markdownTable, max, median, min } from './stats.js';
 
 const MiB = 1024 * 1024;
@@ -38,7 +32,7 @@ const fullCounts: Counts = {
   inflight: { count: 6000, seconds: 1.2, concurrency: 32 },
   notifications: { perRun: 1000, runs: 5, seconds: 5 },
   cycles: { count: 600, seconds: 1.2 },
-  held: { sessions: 500, seconds: 20, concurrency: 8 },
+  held: { count: 500, seconds: 20, concurrency: 8 },
   growth: { count: 100_000, seconds: 120, concurrency: 8 },
   payloads: [{ bytes: MiB, count: 12, seconds: 1.5 }],
 };
@@ -47,18 +41,13 @@ const quickCounts: Counts = {
   inflight: { count: 2000, seconds: 0.5, concurrency: 32 },
   notifications: { perRun: 1000, runs: 1, seconds: 2 },
   cycles: { count: 200, seconds: 0.5 },
-  held: { sessions: 100, seconds: 5, concurrency: 8 },
+  held: { count: 100, seconds: 5, concurrency: 8 },
   growth: { count: 5_000, seconds: 20, concurrency: 8 },
   payloads: [{ bytes: MiB, count: 6, seconds: 0.8 }],
 };
 
-type Kind = 'client' | 'memory' | 'once';
-interface ScenarioDef {
-  title: (mode: Mode) => string;
-  modes: readonly Mode[];
-  /** client: in the client's process; memory: a fresh child per run (bench/memory.ts); once: memory, after the rounds, this transport only. */
-  kind: Kind;
-}
+/** kind: client, in the client's process; memory, a fresh child per run (bench/memory.ts); once: memory, once, this transport only. */
+type ScenarioDef = { title: (mode: Mode) => string; modes: readonly Mode[]; kind: 'client' | 'memory' | 'once' };
 const v1 = (title: string, modern: string) => (mode: Mode) => (mode === 'modern' ? modern : title);
 const scenarios = {
   sequential: { title: () => 'Sequential echo', modes: allModes, kind: 'client' },
@@ -82,13 +71,7 @@ const scenarios = {
 type ScenarioId = keyof typeof scenarios;
 const scenarioIds = Object.keys(scenarios) as ScenarioId[];
 
-interface Profile {
-  name: 'full' | 'quick';
-  rounds: number;
-  counts: Counts;
-  scenarios: ScenarioId[];
-  modes: Mode[];
-}
+type Profile = { name: 'full' | 'quick'; rounds: number; counts: Counts; scenarios: ScenarioId[]; modes: Mode[] };
 
 function parseOptions(argv: string[]) {
   const get = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -159,15 +142,9 @@ let warnings: string[] = [];
 async function runScenario(id: ScenarioId, ctx: ScenarioContext): Promise<ScenarioResult> {
   const def: ScenarioDef = scenarios[id];
   if (def.kind !== 'client') {
-    const { held, growth } = ctx.counts;
-    const budget = id === 'held' ? { count: held.sessions, seconds: held.seconds, concurrency: held.concurrency } : growth;
-    const request: MemoryRequest = {
-      measure: id === 'held' ? 'held' : 'growth',
-      kind: ctx.kind,
-      mode: ctx.mode,
-      base: ctx.base,
-      ...budget,
-    };
+    const measure = id === 'held' ? 'held' : 'growth';
+    const budget = ctx.counts[measure];
+    const request: MemoryRequest = { measure, kind: ctx.kind, mode: ctx.mode, base: ctx.base, ...budget };
     const child = forkBench('memory.ts', [JSON.stringify(request)]);
     try {
       const reply = await ask<MemoryReply>(child, (budget.seconds + 90) * 1000, () => true);
@@ -177,15 +154,11 @@ async function runScenario(id: ScenarioId, ctx: ScenarioContext): Promise<Scenar
       await stopChild(child);
     }
   }
-  const child = processes.get(ctx.kind) ?? forkBench('client-process.ts', [ctx.kind]);
+  const child = processes.get(ctx.kind) ?? forkBench('scenarios.ts', ['client']);
   processes.set(ctx.kind, child);
   const request: ClientRequest = { seq: ++seq, id: id as ClientScenarioId, ctx };
-  const reply = await ask<ClientReply>(
-    child,
-    600_000,
-    (m) => m.seq === request.seq,
-    () => child.send(request),
-  );
+  const send = () => child.send(request);
+  const reply = await ask<ClientReply>(child, 600_000, (m) => m.seq === request.seq, send);
   warnings.push(...reply.warnings);
   if (!reply.ok) throw new Error(reply.error);
   return reply.result;
@@ -198,77 +171,60 @@ async function stopProcesses(): Promise<void> {
 
 // ───────────────────────────── targets ─────────────────────────────
 
-interface Target {
-  against: 'raw' | 'sdk' | 'absolute';
-  bound: number;
-}
-interface RowDef {
-  scenario: ScenarioId | 'size';
-  metric: string;
-  figure: string;
-  better: 'higher' | 'lower';
-  targets: Target[];
-  /** Only in these modes (default: every mode of the scenario). */
-  modes?: Mode[];
-}
+type Target = { against: 'raw' | 'sdk' | 'absolute'; bound: number };
+/** scenario, metric, figure, better, targets, and the modes (default: every mode of the scenario). */
+type RowDef = [ScenarioId | 'size', string, string, 'higher' | 'lower', Target[], Mode[]?];
 const raw = (bound: number): Target => ({ against: 'raw', bound });
 const sdk = (bound: number): Target => ({ against: 'sdk', bound });
 const abs = (bound: number): Target => ({ against: 'absolute', bound });
-const row = (
-  scenario: RowDef['scenario'],
-  metric: string,
-  figure: string,
-  better: RowDef['better'],
-  targets: Target[] = [],
-  modes?: Mode[],
-): RowDef => ({
-  scenario,
-  metric,
-  figure,
-  better,
-  targets,
-  ...(modes && { modes }),
-});
 
 const rowDefs: RowDef[] = [
-  row('sequential', 'cpuUsPerCall', 'client CPU µs/call', 'lower', [raw(0.5), sdk(0.4)]),
-  row('sequential', 'callsPerSec', 'calls/s', 'higher', [raw(1.15)]),
-  row('sequential', 'p50Ms', 'p50 latency, ms', 'lower'),
-  row('inflight', 'callsPerSec', 'calls/s', 'higher', [raw(1.2)]),
-  row('inflight', 'cpuUsPerCall', 'client CPU µs/call', 'lower'),
-  row('progress', 'notificationsPerSec', 'notifications/s', 'higher', [sdk(1.5)]),
-  row('progress', 'cpuUsPerNotification', 'client CPU µs/notification', 'lower', [sdk(0.5)]),
-  row('log', 'notificationsPerSec', 'notifications/s', 'higher', [sdk(1.5)]),
-  row('log', 'cpuUsPerNotification', 'client CPU µs/notification', 'lower', [sdk(0.5)]),
-  row('cycles', 'sessionsPerSec', 'cycles/s', 'higher', [sdk(1.0)]),
-  row('cycles', 'connectionsPerSession', 'new TCP connections/cycle', 'lower'),
-  row('held', 'heapKiBPerSession', 'heap KiB/session', 'lower', [sdk(0.7)]),
-  row('held', 'heapDataKiBPerSession', 'heap KiB/session without compiled code', 'lower'),
-  row('held', 'rssKiBPerSession', 'RSS KiB/session', 'lower'),
-  row('growth', 'heapGrowthMiB', 'heap growth after GC, MiB', 'lower', [abs(1)]),
+  ['sequential', 'cpuUsPerCall', 'client CPU µs/call', 'lower', [raw(0.5), sdk(0.4)]],
+  ['sequential', 'callsPerSec', 'calls/s', 'higher', [raw(1.15)]],
+  ['sequential', 'p50Ms', 'p50 latency, ms', 'lower', []],
+  ['inflight', 'callsPerSec', 'calls/s', 'higher', [raw(1.2)]],
+  ['inflight', 'cpuUsPerCall', 'client CPU µs/call', 'lower', []],
+  ['progress', 'notificationsPerSec', 'notifications/s', 'higher', [sdk(1.5)]],
+  ['progress', 'cpuUsPerNotification', 'client CPU µs/notification', 'lower', [sdk(0.5)]],
+  ['log', 'notificationsPerSec', 'notifications/s', 'higher', [sdk(1.5)]],
+  ['log', 'cpuUsPerNotification', 'client CPU µs/notification', 'lower', [sdk(0.5)]],
+  ['cycles', 'sessionsPerSec', 'cycles/s', 'higher', [sdk(1.0)]],
+  ['cycles', 'connectionsPerSession', 'new TCP connections/cycle', 'lower', []],
+  ['held', 'heapKiBPerSession', 'heap KiB/session', 'lower', [sdk(0.7)]],
+  ['held', 'heapDataKiBPerSession', 'heap KiB/session without compiled code', 'lower', []],
+  ['held', 'rssKiBPerSession', 'RSS KiB/session', 'lower', []],
+  ['growth', 'heapGrowthMiB', 'heap growth after GC, MiB', 'lower', [abs(1)]],
   // "Back to baseline": within 0.25 MiB of the heap before the session was opened.
-  row('growth', 'heapAfterCloseMiB', 'heap after close − before open, MiB', 'lower', [abs(0.25)]),
+  ['growth', 'heapAfterCloseMiB', 'heap after close − before open, MiB', 'lower', [abs(0.25)]],
   // Without V8's code and bytecode, which V8 compiles, deoptimises and flushes (±0.3 MiB run to run).
-  row('growth', 'heapGrowthDataMiB', 'heap growth after GC without compiled code, MiB', 'lower', [abs(1)]),
-  row('growth', 'heapAfterCloseDataMiB', 'heap after close − before open without compiled code, MiB', 'lower', [abs(0.25)]),
-  row('payload-1m', 'p50Ms', 'p50 latency, ms', 'lower', [raw(1.0)]),
-  row('size', 'coldStartMs', 'cold start, ms', 'lower', [sdk(1.0)], ['sse']),
-  row('size', 'bundleGzipKiB', 'browser bundle, Client + transport, gzip KiB', 'lower', [sdk(1.1)], ['sse', 'modern']),
+  ['growth', 'heapGrowthDataMiB', 'heap growth after GC without compiled code, MiB', 'lower', [abs(1)]],
+  ['growth', 'heapAfterCloseDataMiB', 'heap after close − before open without compiled code, MiB', 'lower', [abs(0.25)]],
+  ['payload-1m', 'p50Ms', 'p50 latency, ms', 'lower', [raw(1.0)]],
+  ['size', 'coldStartMs', 'cold start, ms', 'lower', [sdk(1.0)], ['sse']],
+  ['size', 'bundleGzipKiB', 'browser bundle, Client + transport, gzip KiB', 'lower', [sdk(1.1)], ['sse', 'modern']],
 ];
+
+/** What `npm run size` measures (scripts/size.ts, built package): cold start (wall-clock medians), Client + transport bundles (gzip KiB). */
+function sizeFigures(): Promise<{ cold: Figures; v1: Figures; v2: Figures } | undefined> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', 'scripts/size.ts'], { timeout: 300_000 }, (error, stdout) => {
+      const figure = (pattern: string) => Number(new RegExp(pattern).exec(stdout)?.[1] ?? Number.NaN);
+      const gzip = (v: string, name: string) => figure(`Client ${v} \\+ ${name}\\s+[\\d.]+ KiB\\s+([\\d.]+) KiB gzip`);
+      const bundle = (v: string) => ({ this: gzip(v, 'this transport'), sdk: gzip(v, 'SDK transport') });
+      const cold = { this: figure('this transport\\s+(\\d+) ms wall'), sdk: figure('SDK transport\\s+(\\d+) ms wall') };
+      resolve(error === null ? { cold, v1: bundle('1.x'), v2: bundle('2.x') } : undefined);
+    });
+  });
+}
+type Figures = { this: number; sdk: number };
 
 // ───────────────────────────── running and summary ─────────────────────────────
 
-interface Sample extends ScenarioResult {
-  round: number;
-  scenario: ScenarioId | 'size';
-  mode: Mode;
-  client: ClientKind;
-  /** Process warnings (e.g. MaxListenersExceededWarning) emitted while this sample ran. */
-  warnings: string[];
-  /** Sessions the server still held after the client closed (closed by /reset). */
+/** `warnings`: the process's (e.g. MaxListenersExceededWarning); `leakedSessions`: left on the server after close (closed by /reset). */
+type Sample = ScenarioResult & { round: number; scenario: ScenarioId | 'size'; mode: Mode; client: ClientKind; warnings: string[] } & {
   leakedSessions: number;
   failure?: string;
-}
+};
 
 async function runOne(id: ScenarioId, ctx: ScenarioContext, round: number): Promise<Sample> {
   warnings = [];
@@ -296,11 +252,7 @@ function progressLine(s: Sample, label: string): string {
   return `  ${label} ${s.scenario}/${s.mode} ${s.client.padEnd(5)} ${[...figures, ...extra].filter((x) => x !== '').join(' ')}`;
 }
 
-interface Ratio {
-  median: number;
-  min: number;
-  max: number;
-}
+type Ratio = { median: number; min: number; max: number };
 
 function pairedRatio(samples: Sample[], metric: string, b: ClientKind): Ratio {
   const ratios: number[] = [];
@@ -315,56 +267,43 @@ function pairedRatio(samples: Sample[], metric: string, b: ClientKind): Ratio {
 const ratioCell = (r: Ratio) => (Number.isFinite(r.median) ? `${fmtRatio(r.median)} (${fmtRatio(r.min)}–${fmtRatio(r.max)})` : '—');
 
 function summarize(samples: Sample[], profile: Profile) {
-  const rows = [];
-  for (const def of rowDefs) {
-    const scenario = def.scenario === 'size' ? undefined : scenarios[def.scenario];
-    if (scenario !== undefined && !profile.scenarios.includes(def.scenario as ScenarioId)) continue;
-    for (const mode of (def.modes ?? scenario?.modes ?? []).filter((m) => scenario === undefined || profile.modes.includes(m))) {
-      const mine = samples.filter((s) => s.scenario === def.scenario && s.mode === mode && s.failure === undefined);
-      const medians: Partial<Record<ClientKind, number>> = {};
-      for (const kind of clientKinds) {
-        const values = mine.filter((s) => s.client === kind).map((s) => s.metrics[def.metric] ?? Number.NaN);
-        if (values.length > 0) medians[kind] = median(values);
-      }
-      const ratios = { raw: pairedRatio(mine, def.metric, 'raw'), sdk: pairedRatio(mine, def.metric, 'sdk') };
-      const targets = def.targets.map((target) => {
-        const value = target.against === 'absolute' ? (medians.this ?? Number.NaN) : ratios[target.against].median;
-        return {
-          ...target,
-          met: Number.isFinite(value) ? (def.better === 'higher' ? value >= target.bound : value <= target.bound) : undefined,
-        };
+  return rowDefs.flatMap(([id, metric, figure, better, targets, only]) => {
+    const scenario = id === 'size' ? undefined : scenarios[id];
+    if (scenario !== undefined && !profile.scenarios.includes(id as ScenarioId)) return [];
+    return (only ?? scenario?.modes ?? [])
+      .filter((m) => scenario === undefined || profile.modes.includes(m))
+      .map((mode) => {
+        const mine = samples.filter((s) => s.scenario === id && s.mode === mode && s.failure === undefined);
+        const medians: Partial<Record<ClientKind, number>> = {};
+        for (const kind of clientKinds) {
+          const values = mine.filter((s) => s.client === kind).map((s) => s.metrics[metric] ?? Number.NaN);
+          if (values.length > 0) medians[kind] = median(values);
+        }
+        const ratios = { raw: pairedRatio(mine, metric, 'raw'), sdk: pairedRatio(mine, metric, 'sdk') };
+        const met = targets.map(({ against, bound }) => {
+          const value = against === 'absolute' ? (medians.this ?? Number.NaN) : ratios[against].median;
+          return Number.isFinite(value) ? (better === 'higher' ? value >= bound : value <= bound) : undefined;
+        });
+        const title = scenario?.title(mode) ?? (metric === 'coldStartMs' ? 'Cold start (npm run size)' : 'Bundle (npm run size)');
+        return { title, mode, figure, better, median: medians, ratios, targets, met };
       });
-      const title = scenario?.title(mode) ?? (def.metric === 'coldStartMs' ? 'Cold start (npm run size)' : 'Bundle (npm run size)');
-      rows.push({ title, mode, figure: def.figure, better: def.better, median: medians, ratios, targets });
-    }
-  }
-  return rows;
+  });
 }
 
 function renderTable(rows: ReturnType<typeof summarize>): string {
-  const header = [
-    'Scenario',
-    'Mode',
-    'Figure',
-    ...clientKinds.map((k) => clientLabels[k]),
-    'this/raw (min–max)',
-    'this/SDK (min–max)',
-    'Target',
-    'Met',
-  ];
+  const header = ['Scenario', 'Mode', 'Figure', ...clientKinds.map((k) => clientLabels[k]), 'this/raw (min–max)', 'this/SDK (min–max)'];
   const cells = rows.map((r) => {
     const sign = r.better === 'higher' ? '≥' : '≤';
-    const target = r.targets.map(
-      (t) => `${sign} ${t.against === 'absolute' ? t.bound : `${t.bound.toFixed(2)}× ${t.against === 'raw' ? 'raw' : 'SDK'}`}`,
-    );
+    const target = r.targets.map((t) => `${sign} ${t.against === 'absolute' ? t.bound : `${t.bound.toFixed(2)}× ${t.against}`}`);
     const measured = Object.keys(r.median).length > 0;
-    const met = r.targets.map((t) => (t.met === undefined ? (measured ? 'n/a' : 'not measured') : t.met ? 'met' : '**not met**'));
+    const met = r.met.map((m) => (m === undefined ? (measured ? 'n/a' : 'not measured') : m ? 'met' : '**not met**'));
     const figures = clientKinds.map((k) => (r.median[k] === undefined ? '—' : fmt(r.median[k])));
     const mode = r.mode === 'modern' ? 'modern (2.x)' : r.mode.toUpperCase();
+    const figure = `${r.figure} (${r.better === 'higher' ? '↑' : '↓'})`;
     return [
       r.title,
       mode,
-      `${r.figure} (${r.better === 'higher' ? '↑' : '↓'})`,
+      figure,
       ...figures,
       ratioCell(r.ratios.raw),
       ratioCell(r.ratios.sdk),
@@ -372,31 +311,20 @@ function renderTable(rows: ReturnType<typeof summarize>): string {
       met.join('; ') || '—',
     ];
   });
-  return markdownTable(header, cells);
+  return markdownTable([...header, 'Target', 'Met'], cells);
 }
 
-const loadAverage = () =>
-  os
-    .loadavg()
-    .map((l) => l.toFixed(2))
-    .join(' ');
+const loadAverage = () => os.loadavg().map((l) => l.toFixed(2)).join(' '); // prettier-ignore
 
 async function main(): Promise<void> {
   const started = performance.now();
   const startedAt = new Date().toISOString();
   const { profile, clients, write } = parseOptions(process.argv.slice(2));
   forceGc(); // fails early without --expose-gc
-  const cpu = os.cpus();
-  const machine = {
-    node: process.version,
-    cpuModel: cpu[0]?.model ?? 'unknown',
-    cores: cpu.length,
-    platform: `${os.platform()} ${os.arch()}`,
-  };
+  const [cpu0, cores] = [os.cpus()[0]?.model ?? 'unknown', os.cpus().length];
+  const machine = { node: process.version, cpuModel: cpu0, cores, platform: `${os.platform()} ${os.arch()}` };
   const loadAtStart = loadAverage();
-  console.log(
-    `benchmark (${profile.name}): ${profile.rounds} rounds, clients ${clients.join(', ')}, scenarios ${profile.scenarios.join(', ')}, modes ${profile.modes.join(', ')}`,
-  );
+  console.log(`benchmark (${profile.name}): ${JSON.stringify({ ...profile, counts: undefined, clients })}`);
   console.log(`node ${machine.node}, ${machine.cpuModel}, ${machine.cores} cores; load average ${loadAtStart}`);
 
   const { base, child: server } = await startServer();
@@ -433,38 +361,24 @@ async function main(): Promise<void> {
   }
   await stopChild(server);
   const size = await sizeFigures();
-  for (const kind of ['this', 'sdk'] as const) {
-    const figures: [Mode, Metrics][] = [
-      ['sse', { coldStartMs: size?.cold[kind] ?? Number.NaN, bundleGzipKiB: size?.bundle.v1[kind] ?? Number.NaN }],
-      ['modern', { bundleGzipKiB: size?.bundle.v2[kind] ?? Number.NaN }],
-    ];
-    for (const [mode, metrics] of figures) {
-      samples.push({
-        round: 1,
-        scenario: 'size',
-        mode,
-        client: kind,
-        metrics,
-        serverCpuUs: Number.NaN,
-        connections: Number.NaN,
-        errors: [],
-        warnings: [],
-        leakedSessions: 0,
-      });
-    }
+  const none = { round: 1, scenario: 'size' as const, serverCpuUs: Number.NaN, connections: Number.NaN, errors: [], warnings: [] };
+  for (const client of ['this', 'sdk'] as const) {
+    const v1 = { coldStartMs: size?.cold[client] ?? Number.NaN, bundleGzipKiB: size?.v1[client] ?? Number.NaN };
+    samples.push({ ...none, mode: 'sse', client, metrics: v1, leakedSessions: 0 });
+    samples.push({ ...none, mode: 'modern', client, metrics: { bundleGzipKiB: size?.v2[client] ?? Number.NaN }, leakedSessions: 0 });
   }
 
   const runtimeSeconds = (performance.now() - started) / 1000;
   const rows = summarize(samples, profile);
-  const targets = rows.flatMap((r) => r.targets);
+  const met = rows.flatMap((r) => r.met);
   const failures = samples.filter((s) => s.failure !== undefined);
   const leaks = samples.filter((s) => s.leakedSessions > 0);
   const count = (pick: (s: Sample) => number) => samples.reduce((n, s) => n + pick(s), 0);
   const notes = [
-    `Profile: ${profile.name}; scenario by scenario, ${profile.rounds} rounds after one warm-up run; clients alternate, the order rotated by one place each round; each client in its own process (bench/client-process.ts), a new one for each scenario; heap growth runs once: ${fmt(samples.find((s) => s.scenario === 'growth')?.metrics.calls ?? Number.NaN)} calls of ${profile.counts.growth.count.toLocaleString('en-US')} asked.`,
+    `Profile: ${profile.name}; scenario by scenario, ${profile.rounds} rounds after one warm-up run; clients alternate, the order rotated by one place each round; each client in its own process (bench/scenarios.ts client), a new one for each scenario; heap growth runs once: ${fmt(samples.find((s) => s.scenario === 'growth')?.metrics.calls ?? Number.NaN)} calls of ${profile.counts.growth.count.toLocaleString('en-US')} asked.`,
     `Machine: node ${machine.node}, ${machine.cpuModel}, ${machine.cores} cores, ${machine.platform}. Server: JSON and SSE, the 1.x SDK's McpServer + StreamableHTTPServerTransport (stateful); modern, the 2.x SDK's createMcpHandler (2026-07-28), under the 2.x Client with versionNegotiation 'auto'; a separate process on 127.0.0.1. The floor: the 1.x SDK Client over an instant in-memory transport.`,
     "Values are medians over rounds; ratios are per-round (paired) ratios, median (min–max). ↑ higher is better, ↓ lower is better. Client CPU is the client's process's own process.cpuUsage() around the measured part; memory figures come from a fresh child process after forced GC (heap per held session: the second half's growth per session).",
-    `Targets met: ${targets.filter((t) => t.met === true).length} of ${targets.length} (${targets.filter((t) => t.met === undefined).length} not measured).`,
+    `Targets met: ${met.filter((m) => m === true).length} of ${met.length} (${met.filter((m) => m === undefined).length} not measured).`,
     failures.length > 0
       ? `Failed runs: ${failures.map((f) => `${f.scenario}/${f.mode}/${f.client} r${f.round}: ${f.failure ?? ''}`).join('; ')}`
       : 'No failed runs.',

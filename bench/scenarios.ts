@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createClient, type BenchClient, type ClientKind, type Mode } from './clients.js';
+import { createClient, echo, type BenchClient, type ClientKind, type Mode } from './clients.js';
 import { median, percentile } from './stats.js';
 import type { ServerStats } from './server.js';
 
@@ -14,35 +14,18 @@ export type { Mode };
 export const modes: readonly Mode[] = ['json', 'sse', 'modern'];
 
 /** At most `count` iterations and at most `seconds`. */
-export interface Budget {
-  count: number;
-  seconds: number;
-}
+export type Budget = { count: number; seconds: number };
 
-export interface Counts {
-  sequential: Budget;
-  inflight: Budget & { concurrency: number };
-  /** Notifications per run, and how many runs (each bounded by `seconds` in total). */
+type Pool = Budget & { concurrency: number };
+/** notifications: per run, and runs (bounded by `seconds` in all); growth: echo calls on one session (this transport). */
+export type Counts = { sequential: Budget; inflight: Pool; cycles: Budget; held: Pool; growth: Pool } & {
   notifications: { perRun: number; runs: number; seconds: number };
-  cycles: Budget;
-  held: { sessions: number; seconds: number; concurrency: number };
-  /** Echo calls on one session for the heap-growth figure (this transport only). */
-  growth: Budget & { concurrency: number };
-  payloads: { bytes: number; count: number; seconds: number }[];
-}
+  payloads: (Budget & { bytes: number })[];
+};
 
-/** Figures of one scenario run; NaN where not measured. */
+/** Figures of one scenario run (NaN where not measured); onerror messages (first few); server CPU µs and new TCP connections while measured. */
 export type Metrics = Record<string, number>;
-
-export interface ScenarioResult {
-  metrics: Metrics;
-  /** Client-reported errors (onerror) during the run, first few messages. */
-  errors: string[];
-  /** Server CPU (µs) during the measured part, for context. */
-  serverCpuUs: number;
-  /** TCP connections the server accepted during the measured part. */
-  connections: number;
-}
+export type ScenarioResult = { metrics: Metrics; errors: string[]; serverCpuUs: number; connections: number };
 
 export interface ScenarioContext {
   kind: ClientKind;
@@ -79,7 +62,7 @@ export async function until(done: () => boolean | Promise<boolean>, timeoutMs: n
  * waits until the server has written the 200 headers of the session's standalone GET stream.
  */
 export async function streamReady(client: BenchClient, ctx: Pick<ScenarioContext, 'kind' | 'mode' | 'base'>): Promise<void> {
-  if (ctx.mode === 'modern') return client.listen();
+  if (ctx.mode === 'modern') return client.listen?.();
   if (ctx.kind === 'floor') return;
   if (!(await until(async () => (await serverStats(ctx.base, client.sessionId)).get === true, 5_000, 2))) {
     throw new Error('standalone GET stream did not open in time');
@@ -92,12 +75,7 @@ export function forceGc(): void {
   gc();
 }
 
-interface Window {
-  ms: number;
-  cpuUs: number;
-  serverCpuUs: number;
-  connections: number;
-}
+type Window = { ms: number; cpuUs: number; serverCpuUs: number; connections: number };
 
 /** Runs `body` after a forced GC, timing it and this process's CPU. */
 async function measured(base: string, body: () => Promise<void>): Promise<Window> {
@@ -125,22 +103,17 @@ async function withSession(ctx: ScenarioContext, body: (client: BenchClient) => 
   }
 }
 
-function checkEcho(length: number, expected: number): void {
-  if (length !== expected) throw new Error(`echo returned ${length} characters, expected ${expected}`);
-}
-
 /** Sequential echo calls of `text`: calls/s, p50/p99 latency, client CPU per call. */
 function sequentialOf(ctx: ScenarioContext, text: string, budget: Budget): Promise<ScenarioResult> {
   return withSession(ctx, async (client) => {
-    for (let i = 0; i < Math.min(50, budget.count); i++) checkEcho(await client.echo(text), text.length);
+    for (let i = 0; i < Math.min(50, budget.count); i++) await echo(client, text);
     const latencies: number[] = [];
     const window = await measured(ctx.base, async () => {
       const deadline = performance.now() + budget.seconds * 1000;
       for (let i = 0; i < budget.count && performance.now() < deadline; i++) {
         const t = performance.now();
-        const length = await client.echo(text);
+        await echo(client, text);
         latencies.push(performance.now() - t);
-        checkEcho(length, text.length);
       }
     });
     const n = latencies.length;
@@ -158,7 +131,7 @@ function sequentialOf(ctx: ScenarioContext, text: string, budget: Budget): Promi
 function inflight(ctx: ScenarioContext): Promise<ScenarioResult> {
   const { count, seconds, concurrency } = ctx.counts.inflight;
   return withSession(ctx, async (client) => {
-    await Promise.all(Array.from({ length: concurrency }, () => client.echo('warm')));
+    await Promise.all(Array.from({ length: concurrency }, () => echo(client, 'warm')));
     let done = 0;
     const window = await measured(ctx.base, async () => {
       const deadline = performance.now() + seconds * 1000;
@@ -166,7 +139,7 @@ function inflight(ctx: ScenarioContext): Promise<ScenarioResult> {
       const worker = async () => {
         for (; started < count && performance.now() < deadline; done++) {
           started++;
-          checkEcho(await client.echo('hello'), 5);
+          await echo(client, 'hello');
         }
       };
       await Promise.all(Array.from({ length: concurrency }, worker));
@@ -190,7 +163,7 @@ function notifications(ctx: ScenarioContext, stream: 'progress' | 'log'): Promis
     client.onNote = note;
     const run = async (n: number) => {
       const expected = received + n;
-      await (stream === 'progress' ? client.progress(n, note) : client.notify(n));
+      await (stream === 'progress' ? client.call('progress', { steps: n }, note) : client.call('notify', { count: n }));
       await until(() => received >= expected, 5_000);
       if (received !== expected) throw new Error(`${stream}: received ${received} notifications, expected ${expected}`);
     };
@@ -212,7 +185,7 @@ async function cycles(ctx: ScenarioContext): Promise<ScenarioResult> {
   const cycle = async () => {
     const client = createClient(ctx.kind, endpointUrl(ctx.base, ctx.mode), ctx.mode);
     await client.connect();
-    if (ctx.mode === 'modern') checkEcho(await client.echo('hi'), 2);
+    if (ctx.mode === 'modern') await echo(client, 'hi');
     await client.close();
     for (const error of client.errors) if (errors.length < 5) errors.push(error.message);
   };
@@ -239,7 +212,7 @@ async function cycles(ctx: ScenarioContext): Promise<ScenarioResult> {
   };
 }
 
-/** The scenarios a client runs in its own process (bench/client-process.ts), by id. */
+/** The scenarios a client runs in its own process (`bench/scenarios.ts client`), by id. */
 export const clientScenarios = {
   sequential: (ctx: ScenarioContext) => sequentialOf(ctx, 'hello', ctx.counts.sequential),
   inflight,
@@ -253,3 +226,28 @@ export const clientScenarios = {
   },
 } as const satisfies Record<string, (ctx: ScenarioContext) => Promise<ScenarioResult>>;
 export type ClientScenarioId = keyof typeof clientScenarios;
+
+export type ClientRequest = { seq: number; id: ClientScenarioId; ctx: ScenarioContext };
+export type ClientReply = { seq: number; warnings: string[] } & ({ ok: true; result: ScenarioResult } | { ok: false; error: string });
+
+/**
+ * A client's process (`scenarios.ts client`): bench/run.ts forks one per client for each scenario
+ * and sends it the warm-up run and each round's run over IPC, so each client runs alone in its
+ * process, as in an application (in one process every client cost more per call: the SDK
+ * `Client`'s code, Node's streams and the promise machinery were fed by every client in turn).
+ */
+if (process.send !== undefined && process.argv[2] === 'client') {
+  let warnings: string[] = [];
+  process.on('warning', (warning) => {
+    if (warnings.length < 20) warnings.push(`${warning.name}: ${warning.message}`);
+  });
+  process.on('message', ({ seq, id, ctx }: ClientRequest) => {
+    warnings = [];
+    const reply = clientScenarios[id](ctx).then(
+      (result): ClientReply => ({ seq, warnings, ok: true, result }),
+      (error: unknown): ClientReply => ({ seq, warnings, ok: false, error: error instanceof Error ? error.message : String(error) }),
+    );
+    void reply.then((r) => process.send?.(r));
+  });
+  process.on('disconnect', () => process.exit(0));
+}
