@@ -294,7 +294,9 @@ function renderTable(rows: ReturnType<typeof summarize>): string {
   const header = ['Scenario', 'Mode', 'Figure', ...clientKinds.map((k) => clientLabels[k]), 'this/raw (min–max)', 'this/SDK (min–max)'];
   const cells = rows.map((r) => {
     const sign = r.better === 'higher' ? '≥' : '≤';
-    const target = r.targets.map((t) => `${sign} ${t.against === 'absolute' ? t.bound : `${t.bound.toFixed(2)}× ${t.against}`}`);
+    const target = r.targets.map(
+      (t) => `${sign} ${t.against === 'absolute' ? t.bound : `${t.bound.toFixed(2)}× ${t.against === 'raw' ? 'raw' : 'SDK'}`}`,
+    );
     const measured = Object.keys(r.median).length > 0;
     const met = r.met.map((m) => (m === undefined ? (measured ? 'n/a' : 'not measured') : m ? 'met' : '**not met**'));
     const figures = clientKinds.map((k) => (r.median[k] === undefined ? '—' : fmt(r.median[k])));
