@@ -1,6 +1,5 @@
 /**
- * The benchmark's child processes: the server, and the held-sessions children. Every process
- * started here is tracked and stopped by its PID (SIGTERM, then SIGKILL after 3 s).
+ * The benchmark's child processes (server, clients, memory figures): each tracked, stopped by PID.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -12,7 +11,6 @@ export const projectDir = dirname(benchDir);
 
 /** Every child process this run started, stopped by PID at the end, on error and on SIGINT. */
 export const children = new Set<ChildProcess>();
-
 export function track(child: ChildProcess): ChildProcess {
   children.add(child);
   child.once('exit', () => children.delete(child));

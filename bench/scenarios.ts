@@ -42,10 +42,8 @@ export async function serverStats(base: string, sessionId?: string): Promise<Ser
   return (await response.json()) as ServerStats;
 }
 
-export async function resetServer(base: string): Promise<number> {
-  const response = await fetch(`${base}/reset`, { method: 'POST' });
-  return ((await response.json()) as { closed: number }).closed;
-}
+export const resetServer = async (base: string): Promise<number> =>
+  ((await (await fetch(`${base}/reset`, { method: 'POST' })).json()) as { closed: number }).closed;
 
 /** Waits (bounded) until `done()`, checking every `ms`. */
 export async function until(done: () => boolean | Promise<boolean>, timeoutMs: number, ms = 0): Promise<boolean> {
@@ -70,9 +68,8 @@ export async function streamReady(client: BenchClient, ctx: Pick<ScenarioContext
 }
 
 export function forceGc(): void {
-  const gc = globalThis.gc;
-  if (gc === undefined) throw new Error('run with node --expose-gc');
-  gc();
+  if (globalThis.gc === undefined) throw new Error('run with node --expose-gc');
+  globalThis.gc();
 }
 
 type Window = { ms: number; cpuUs: number; serverCpuUs: number; connections: number };
