@@ -1,36 +1,36 @@
 /**
- * The clients under test, behind one small interface:
- *   this   this project's StreamableHTTPClientTransport with the SDK `Client` (the Node entry, as
- *          Node users get it: requests through node:http)
- *   sdk    the SDK's own StreamableHTTPClientTransport with the SDK `Client`
- *   raw    a plain fetch loop (bench/raw-client.ts)
- *   floor  the SDK `Client` over an instant in-memory transport: no transport under that Client
- *          can go below it
+ * The clients under test: `this` (this transport, the built Node entry, under the SDK `Client`: 1.x,
+ * or 2.x in the modern era), `sdk` (the SDK's own transport under its `Client`: 1.x, or 2.x in the
+ * modern era), `raw` (a plain fetch loop, bench/raw-client.ts) and `floor` (the 1.x `Client` over an
+ * instant in-memory transport: no transport under that Client can go below it); the last two 2025 only.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as SdkTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { LoggingMessageNotificationSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ClientV2, StreamableHTTPClientTransport as SdkTransportV2, type McpSubscription } from '@modelcontextprotocol/client';
 // The built package's Node entry (`npm run build`, which the bench scripts run first), as users run it: the
 // TypeScript source under tsx would add its loader's overhead to every call. Typed from src/.
 const builtPackage = '../dist/node/src/node.js';
 const { StreamableHTTPClientTransport: ThisTransport } = (await import(builtPackage)) as typeof import('../src/node.js');
-import { RawClient, type RpcMessage } from './raw-client.js';
+import { RawClient } from './raw-client.js';
 
 export const clientKinds = ['this', 'sdk', 'raw', 'floor'] as const;
 export type ClientKind = (typeof clientKinds)[number];
+/** json, sse: 2025-11-25 with sessions (1.x Client and server); modern: 2026-07-28 (2.x Client and server). */
+export type Mode = 'json' | 'sse' | 'modern';
 
 export const clientLabels: Record<ClientKind, string> = {
   this: 'this transport',
-  sdk: 'SDK transport',
+  sdk: 'SDK transport (1.x; 2.x in modern)',
   raw: 'raw fetch',
   floor: 'floor (Client, in-memory)',
 };
 
 /**
  * An instant in-memory server under the SDK `Client`: answers `initialize` and the bench tools
- * (`echo`, `progress` with its notifications, `notify` with its logging notifications) in the
- * next microtask, with no I/O, parsing or validation of its own.
+ * (`echo`, `progress` and `notify` with their notifications) in the next microtask, with no I/O,
+ * parsing or validation of its own.
  */
 class InstantTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
@@ -48,28 +48,25 @@ class InstantTransport implements Transport {
     queueMicrotask(() => {
       const deliver = (m: JSONRPCMessage) => this.onmessage?.(m);
       if (method === 'initialize') {
-        deliver({
-          jsonrpc: '2.0',
-          id,
-          result: { protocolVersion: '2025-11-25', capabilities: { tools: {}, logging: {} }, serverInfo: { name: 'floor', version: '1' } },
-        });
+        const result = {
+          protocolVersion: '2025-11-25',
+          capabilities: { tools: {}, logging: {} },
+          serverInfo: { name: 'floor', version: '1' },
+        };
+        deliver({ jsonrpc: '2.0', id, result });
         return;
       }
-      const args = (params?.arguments ?? {}) as { text?: string; steps?: number; count?: number; tag?: string };
+      const args = (params?.arguments ?? {}) as { text?: string; steps?: number; count?: number };
       const token = (params?._meta as { progressToken?: string | number } | undefined)?.progressToken;
-      if (params?.name === 'progress' && token !== undefined) {
-        for (let i = 1; i <= (args.steps ?? 0); i++) {
-          deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: i, total: args.steps } });
-        }
-      } else if (params?.name === 'notify') {
-        for (let i = 0; i < (args.count ?? 0); i++) {
-          deliver({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: { tag: args.tag, i } } });
-        }
+      const steps = params?.name === 'progress' && token !== undefined ? (args.steps ?? 0) : 0;
+      for (let i = 1; i <= steps; i++) {
+        deliver({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token ?? 0, progress: i, total: steps } });
       }
-      const response: JSONRPCMessage = { jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: args.text ?? 'done' }] } };
+      const count = params?.name === 'notify' ? (args.count ?? 0) : 0;
+      for (let i = 0; i < count; i++) deliver({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: { i } } });
       // The Client handles notifications a microtask late and responses at once: answer after them.
       queueMicrotask(() => {
-        deliver(response);
+        deliver({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: args.text ?? 'done' }] } });
       });
     });
     return Promise.resolve();
@@ -83,52 +80,50 @@ class InstantTransport implements Transport {
 
 export interface BenchClient {
   readonly sessionId: string | undefined;
-  /** initialize + initialized; the standalone GET stream is started (not awaited). */
+  /** Connects (initialize + initialized, or server/discover in the modern era). */
   connect(): Promise<void>;
-  /** Calls `echo`; resolves with the length of the text that came back. */
-  echo(text: string): Promise<number>;
-  /** Calls `progress`; `onProgress` runs once per progress notification. */
-  progress(steps: number, onProgress: () => void): Promise<void>;
-  /** Calls `notify`: `count` logging notifications tagged `tag` on the standalone GET stream. */
-  notify(count: number, tag: string): Promise<void>;
-  /** Told the tag of each logging notification received. */
-  onLog: ((tag: string) => void) | undefined;
-  /** Ends the session, with DELETE. */
+  /** A tools/call (`echo {text}`, `progress {steps}` with `onprogress`, `notify {count}`); resolves with its result. */
+  call(name: string, args: Record<string, unknown>, onprogress?: () => void): Promise<unknown>;
+  /** Modern era: opens a `subscriptions/listen` stream for tools/list_changed. */
+  listen?(): Promise<void>;
+  /** Told of each logging notification (GET stream), or list_changed (listen stream, modern). */
+  onNote: (() => void) | undefined;
+  /** Ends the session (with DELETE where there is one). */
   close(): Promise<void>;
-  /** Errors reported through `onerror` (or swallowed by the raw client's streams). */
+  /** Errors reported through `onerror`. */
   readonly errors: Error[];
 }
 
-function tagOf(data: unknown): string | undefined {
-  if (typeof data === 'object' && data !== null && 'tag' in data && typeof data.tag === 'string') return data.tag;
-  return undefined;
+/** Calls `echo` and checks that the same text came back. */
+export async function echo(client: BenchClient, text: string): Promise<void> {
+  const result = (await client.call('echo', { text })) as { content?: { text?: unknown }[] } | undefined;
+  const got = result?.content?.[0]?.text;
+  if (got !== text)
+    throw new Error(`echo returned ${typeof got === 'string' ? got.length : String(got)} characters, expected ${text.length}`);
 }
 
-function textLength(result: unknown): number {
-  if (typeof result !== 'object' || result === null || !('content' in result) || !Array.isArray(result.content)) return -1;
-  const first: unknown = result.content[0];
-  if (typeof first === 'object' && first !== null && 'text' in first && typeof first.text === 'string') return first.text.length;
-  return -1;
-}
-
-/** The SDK `Client` over either transport. */
+/** The SDK `Client` (1.x, or 2.x in the modern era) over a transport. */
 class SdkClientDriver implements BenchClient {
-  onLog: ((tag: string) => void) | undefined;
+  onNote: (() => void) | undefined;
   readonly errors: Error[] = [];
-  private readonly client = new Client({ name: 'bench', version: '1.0.0' }, { capabilities: {} });
+  private readonly client: { v: 1; c: Client } | { v: 2; c: ClientV2 };
+  private subscription: McpSubscription | undefined;
 
   constructor(
-    private readonly transport: InstanceType<typeof ThisTransport> | SdkTransport | InstantTransport,
-    /** The SDK transport sends no DELETE on close; terminateSession() does. */
-    private readonly terminateFirst: boolean,
+    private readonly transport: InstanceType<typeof ThisTransport> | SdkTransport | SdkTransportV2 | InstantTransport,
+    modern: boolean,
   ) {
-    this.client.onerror = (error) => {
+    const note = () => this.onNote?.();
+    if (modern) {
+      this.client = { v: 2, c: new ClientV2({ name: 'bench', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } }) };
+      this.client.c.setNotificationHandler('notifications/tools/list_changed', note);
+    } else {
+      this.client = { v: 1, c: new Client({ name: 'bench', version: '1.0.0' }, { capabilities: {} }) };
+      this.client.c.setNotificationHandler(LoggingMessageNotificationSchema, note);
+    }
+    this.client.c.onerror = (error: Error) => {
       if (this.errors.length < 100) this.errors.push(error);
     };
-    this.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
-      const tag = tagOf(notification.params.data);
-      if (tag !== undefined) this.onLog?.(tag);
-    });
   }
 
   get sessionId(): string | undefined {
@@ -136,92 +131,34 @@ class SdkClientDriver implements BenchClient {
   }
 
   async connect(): Promise<void> {
-    await this.client.connect(this.transport);
+    await this.client.c.connect(this.transport);
   }
 
-  async echo(text: string): Promise<number> {
-    return textLength(await this.client.callTool({ name: 'echo', arguments: { text } }));
+  call(name: string, args: Record<string, unknown>, onprogress?: () => void): Promise<unknown> {
+    const options = onprogress === undefined ? undefined : { onprogress };
+    const params = { name, arguments: args };
+    return this.client.v === 2 ? this.client.c.callTool(params, options) : this.client.c.callTool(params, undefined, options);
   }
 
-  async progress(steps: number, onProgress: () => void): Promise<void> {
-    await this.client.callTool({ name: 'progress', arguments: { steps } }, undefined, { onprogress: onProgress });
-  }
-
-  async notify(count: number, tag: string): Promise<void> {
-    await this.client.callTool({ name: 'notify', arguments: { count, tag } });
+  async listen(): Promise<void> {
+    if (this.client.v === 2) this.subscription ??= await this.client.c.listen({ toolsListChanged: true });
   }
 
   async close(): Promise<void> {
-    if (this.terminateFirst && this.transport instanceof SdkTransport) await this.transport.terminateSession();
-    await this.client.close();
+    await this.subscription?.close();
+    // The 1.x SDK transport sends no DELETE on close; terminateSession() does.
+    if (this.transport instanceof SdkTransport) await this.transport.terminateSession();
+    await this.client.c.close();
   }
 }
 
-class RawClientDriver implements BenchClient {
-  onLog: ((tag: string) => void) | undefined;
-  readonly errors: Error[] = [];
-  private readonly raw: RawClient;
-  private onProgress: (() => void) | undefined;
-  private nextToken = 0;
-
-  constructor(url: string) {
-    this.raw = new RawClient(url);
-    this.raw.onNotification = (message: RpcMessage) => {
-      if (message.method === 'notifications/progress') this.onProgress?.();
-      else if (message.method === 'notifications/message') {
-        const tag = tagOf(message.params?.data);
-        if (tag !== undefined) this.onLog?.(tag);
-      }
-    };
-  }
-
-  get sessionId(): string | undefined {
-    return this.raw.sessionId;
-  }
-
-  connect(): Promise<void> {
-    return this.raw.connect();
-  }
-
-  async echo(text: string): Promise<number> {
-    const response = await this.raw.request('tools/call', { name: 'echo', arguments: { text } });
-    if (response.error) throw new Error(`raw echo: ${response.error.message}`);
-    return textLength(response.result);
-  }
-
-  async progress(steps: number, onProgress: () => void): Promise<void> {
-    this.onProgress = onProgress;
-    try {
-      const response = await this.raw.request('tools/call', {
-        name: 'progress',
-        arguments: { steps },
-        _meta: { progressToken: ++this.nextToken },
-      });
-      if (response.error) throw new Error(`raw progress: ${response.error.message}`);
-    } finally {
-      this.onProgress = undefined;
-    }
-  }
-
-  async notify(count: number, tag: string): Promise<void> {
-    const response = await this.raw.request('tools/call', { name: 'notify', arguments: { count, tag } });
-    if (response.error) throw new Error(`raw notify: ${response.error.message}`);
-  }
-
-  close(): Promise<void> {
-    return this.raw.close();
-  }
-}
-
-export function createClient(kind: ClientKind, url: string): BenchClient {
-  switch (kind) {
-    case 'this':
-      return new SdkClientDriver(new ThisTransport(new URL(url)), false);
-    case 'sdk':
-      return new SdkClientDriver(new SdkTransport(new URL(url)), true);
-    case 'raw':
-      return new RawClientDriver(url);
-    case 'floor':
-      return new SdkClientDriver(new InstantTransport(), false);
-  }
+export function createClient(kind: ClientKind, url: string, mode: Mode): BenchClient {
+  const modern = mode === 'modern';
+  if (modern && (kind === 'raw' || kind === 'floor')) throw new Error(`${kind} has no modern-era client`);
+  if (kind === 'raw') return new RawClient(url);
+  const transport = { this: () => new ThisTransport(new URL(url)), floor: () => new InstantTransport() }[kind as 'this' | 'floor'];
+  return new SdkClientDriver(
+    kind === 'sdk' ? (modern ? new SdkTransportV2(new URL(url)) : new SdkTransport(new URL(url))) : transport(),
+    modern,
+  );
 }

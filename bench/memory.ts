@@ -1,46 +1,34 @@
 /**
- * Memory figures, each in a fresh child process (forked by bench/run.ts with --expose-gc), so
- * neither RSS nor heap is blurred by the other scenarios. Reports over IPC and exits.
- *
- *   held    three sessions opened and closed → N/2 sessions held, each with its standalone GET
- *           stream confirmed open by the server → heap and RSS after forced GC → N/2 more → again;
- *           per session = the second half's growth / (N/2). The first half also pays for code
- *           compiled and hidden classes made once (about 0.7 MiB, seen in heap snapshots,
- *           bench/heap-diff.ts), which is not per session; it is reported apart
- *           (`heapKiBPerSessionFirstHalf`). Then all are closed (with DELETE).
- *   growth  a whole session first (open, calls, close: module-level state and compiled code are
- *           then in the baseline) → heap after GC (the baseline) → one session, warmed up → heap
- *           after GC → N echo calls (a few in flight) → heap after GC (the growth) → close → heap
- *           after GC (back to the baseline?). Each figure also without compiled code (V8's code and
- *           bytecode with their metadata, `v8.getHeapCodeStatistics()`): heap snapshots show that
- *           what differs after close is compiled code that V8 optimises, deoptimises and flushes
- *           (±0.3 MiB from run to run), while no object of the session remains.
+ * Memory figures, each in a fresh child process (forked by bench/run.ts with --expose-gc). Reports over IPC and exits.
+ *   held    3 sessions opened and closed → N/2 sessions held, each with its GET (or listen) stream open
+ *           at the server → heap and RSS after forced GC → N/2 more → again; per session = the second
+ *           half's growth / (N/2); the first half also pays for code compiled and hidden classes made
+ *           once (~0.7 MiB, bench/README.md, "Studies"), reported apart (`heapKiBPerSessionFirstHalf`).
+ *   growth  a whole session (open, calls, close) → heap (baseline) → a session, warmed up → heap → N
+ *           echo calls (a few in flight) → heap (growth) → close → heap (back to the baseline?); each
+ *           also without compiled code (`v8.getHeapCodeStatistics()`), which V8 optimises, deoptimises
+ *           and flushes (±0.3 MiB run to run) while no object of the session remains.
  */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getHeapCodeStatistics } from 'node:v8';
-import { clientKinds, createClient, type BenchClient, type ClientKind } from './clients.js';
-import { endpointUrl, forceGc, serverStats, waitForGet, type Mode } from './scenarios.js';
+import { createClient, echo, type BenchClient, type ClientKind } from './clients.js';
+import { endpointUrl, forceGc, serverStats, streamReady, until, type Mode } from './scenarios.js';
 
-export interface MemoryRequest {
+/** `count`: sessions held, or calls made; at most `seconds`, `concurrency` at a time. */
+export type MemoryRequest = {
   measure: 'held' | 'growth';
   kind: ClientKind;
   mode: Mode;
   base: string;
-  /** Sessions held, or calls made. */
   count: number;
   seconds: number;
   concurrency: number;
-}
-
+};
 export type MemoryReply = { ok: true; metrics: Record<string, number>; errors: string[] } | { ok: false; error: string };
 
-interface Settled extends NodeJS.MemoryUsage {
-  /** heapUsed without compiled code: machine code, bytecode and their metadata. */
-  dataHeap: number;
-}
-
-async function settledMemory(): Promise<Settled> {
+/** Memory after forced GCs; `dataHeap`: heapUsed without compiled code (machine code, bytecode, their metadata). */
+async function settledMemory(): Promise<NodeJS.MemoryUsage & { dataHeap: number }> {
   for (let i = 0; i < 3; i++) {
     forceGc();
     await sleep(20);
@@ -51,6 +39,7 @@ async function settledMemory(): Promise<Settled> {
   return { ...usage, dataHeap: usage.heapUsed - code.code_and_metadata_size - code.bytecode_and_metadata_size };
 }
 
+/** Runs `task` for 0..total-1, `concurrency` at a time, until `deadline`; how many were started. */
 async function pool(total: number, concurrency: number, deadline: number, task: (i: number) => Promise<void>): Promise<number> {
   let next = 0;
   const worker = async () => {
@@ -61,9 +50,9 @@ async function pool(total: number, concurrency: number, deadline: number, task: 
 }
 
 async function connected(request: MemoryRequest): Promise<BenchClient> {
-  const client = createClient(request.kind, endpointUrl(request.base, request.mode));
+  const client = createClient(request.kind, endpointUrl(request.base, request.mode), request.mode);
   await client.connect();
-  if (request.kind !== 'floor') await waitForGet(request.base, client.sessionId);
+  await streamReady(client, request);
   return client;
 }
 
@@ -71,99 +60,71 @@ async function held(request: MemoryRequest): Promise<MemoryReply> {
   for (let i = 0; i < 3; i++) await (await connected(request)).close();
   const before = await settledMemory();
   const clients: BenchClient[] = [];
-  const t0 = performance.now();
-  const half = Math.max(1, Math.floor(request.count / 2));
-  const hold = async (count: number): Promise<Settled> => {
-    await pool(count, request.concurrency, t0 + request.seconds * 1000, async () => {
-      const client = createClient(request.kind, endpointUrl(request.base, request.mode));
+  const deadline = performance.now() + request.seconds * 1000;
+  const hold = async (count: number) => {
+    await pool(count, request.concurrency, deadline, async () => {
+      const client = createClient(request.kind, endpointUrl(request.base, request.mode), request.mode);
       await client.connect();
+      if (request.mode === 'modern') await client.listen?.();
       clients.push(client);
     });
-    // Every session's standalone GET stream must be open on the server before measuring.
-    const deadline = performance.now() + 15_000;
-    while (request.kind !== 'floor' && performance.now() < deadline) {
-      if ((await serverStats(request.base))[request.mode].openGets >= clients.length) break;
-      await sleep(20);
-    }
+    // Every session's standalone GET (or listen) stream must be open on the server before measuring.
+    const open = async () => (await serverStats(request.base))[request.mode].openGets >= clients.length;
+    if (request.kind !== 'floor') await until(open, 15_000, 20);
     return settledMemory();
   };
+  const half = Math.max(1, Math.floor(request.count / 2));
   const middle = await hold(half);
   const firstHalf = clients.length;
   const after = await hold(request.count - half);
   await pool(clients.length, request.concurrency, performance.now() + 30_000, async (i) => {
     await clients[i]?.close();
   });
-  const secondHalf = clients.length - firstHalf;
-  return {
-    ok: true,
-    metrics: {
-      heapKiBPerSession: (after.heapUsed - middle.heapUsed) / 1024 / secondHalf,
-      rssKiBPerSession: (after.rss - middle.rss) / 1024 / secondHalf,
-      heapDataKiBPerSession: (after.dataHeap - middle.dataHeap) / 1024 / secondHalf,
-      heapKiBPerSessionFirstHalf: (middle.heapUsed - before.heapUsed) / 1024 / firstHalf,
-      sessions: clients.length,
-    },
-    errors: clients.flatMap((c) => c.errors.map((e) => e.message)).slice(0, 5),
+  const perSession = (a: number, b: number) => (a - b) / 1024 / (clients.length - firstHalf);
+  const metrics = {
+    heapKiBPerSession: perSession(after.heapUsed, middle.heapUsed),
+    rssKiBPerSession: perSession(after.rss, middle.rss),
+    heapDataKiBPerSession: perSession(after.dataHeap, middle.dataHeap),
+    heapKiBPerSessionFirstHalf: (middle.heapUsed - before.heapUsed) / 1024 / firstHalf,
+    sessions: clients.length,
   };
-}
-
-async function warmCalls(client: BenchClient, request: MemoryRequest): Promise<void> {
-  await pool(Math.min(2_000, request.count), request.concurrency, performance.now() + 30_000, async () => {
-    await client.echo('warm');
-  });
+  return { ok: true, metrics, errors: clients.flatMap((c) => c.errors.map((e) => e.message)).slice(0, 5) };
 }
 
 async function growth(request: MemoryRequest): Promise<MemoryReply> {
+  const calls = (client: BenchClient, count: number, seconds: number) =>
+    pool(count, request.concurrency, performance.now() + seconds * 1000, async () => {
+      await echo(client, 'hello');
+    });
   // A whole session first, so that code compiled on the way is in both baselines.
   const warm = await connected(request);
-  await warmCalls(warm, request);
+  await calls(warm, Math.min(2_000, request.count), 30);
   await warm.close();
   const beforeSession = await settledMemory();
   const client = await connected(request);
-  await warmCalls(client, request);
+  await calls(client, Math.min(2_000, request.count), 30);
   const baseline = await settledMemory();
-  const calls = await pool(request.count, request.concurrency, performance.now() + request.seconds * 1000, async () => {
-    await client.echo('hello');
-  });
+  const made = await calls(client, request.count, request.seconds);
   const after = await settledMemory();
   await client.close();
   const closed = await settledMemory();
   const MiB = 1024 * 1024;
-  return {
-    ok: true,
-    metrics: {
-      heapGrowthMiB: (after.heapUsed - baseline.heapUsed) / MiB,
-      heapGrowthDataMiB: (after.dataHeap - baseline.dataHeap) / MiB,
-      heapAfterCloseMiB: (closed.heapUsed - beforeSession.heapUsed) / MiB,
-      heapAfterCloseDataMiB: (closed.dataHeap - beforeSession.dataHeap) / MiB,
-      calls,
-    },
-    errors: client.errors.map((e) => e.message).slice(0, 5),
+  const metrics = {
+    heapGrowthMiB: (after.heapUsed - baseline.heapUsed) / MiB,
+    heapGrowthDataMiB: (after.dataHeap - baseline.dataHeap) / MiB,
+    heapAfterCloseMiB: (closed.heapUsed - beforeSession.heapUsed) / MiB,
+    heapAfterCloseDataMiB: (closed.dataHeap - beforeSession.dataHeap) / MiB,
+    calls: made,
   };
-}
-
-function isRequest(value: unknown): value is MemoryRequest {
-  if (typeof value !== 'object' || value === null) return false;
-  const kind: unknown = (value as { kind?: unknown }).kind;
-  return clientKinds.some((k) => k === kind);
+  return { ok: true, metrics, errors: client.errors.map((e) => e.message).slice(0, 5) };
 }
 
 if (process.send !== undefined) {
-  // The parent going away ends this process too.
-  process.on('disconnect', () => process.exit(1));
-  const request: unknown = JSON.parse(process.argv[2] ?? '{}');
-  const run = isRequest(request)
-    ? request.measure === 'held'
-      ? held(request)
-      : growth(request)
-    : Promise.reject(new Error('memory: bad request'));
-  run.then(
-    (reply) => {
-      process.send?.(reply, () => process.exit(0));
-    },
-    (error: unknown) => {
-      const reply: MemoryReply = { ok: false, error: error instanceof Error ? error.message : String(error) };
-      process.send?.(reply, () => process.exit(1));
-    },
-  );
+  process.on('disconnect', () => process.exit(1)); // the parent going away ends this process too
+  const request = JSON.parse(process.argv[2] ?? '{}') as MemoryRequest;
+  const reply = (request.measure === 'held' ? held(request) : growth(request)).catch((error: unknown): MemoryReply => ({
+    ok: false,
+    error: error instanceof Error ? error.message : String(error),
+  }));
+  void reply.then((r) => process.send?.(r, () => process.exit(r.ok ? 0 : 1)));
 }

@@ -1,6 +1,5 @@
 /**
- * The benchmark's child processes: the server, and the held-sessions children. Every process
- * started here is tracked and stopped by its PID (SIGTERM, then SIGKILL after 3 s).
+ * The benchmark's child processes (server, clients, memory figures): each tracked, stopped by PID.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -12,32 +11,27 @@ export const projectDir = dirname(benchDir);
 
 /** Every child process this run started, stopped by PID at the end, on error and on SIGINT. */
 export const children = new Set<ChildProcess>();
-
 export function track(child: ChildProcess): ChildProcess {
   children.add(child);
   child.once('exit', () => children.delete(child));
   return child;
 }
 
+/** SIGTERM by PID, SIGKILL after 3 s; resolves when the child has exited. */
 export async function stopChild(child: ChildProcess): Promise<void> {
   const pid = child.pid;
   if (pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => {
-    child.once('exit', () => {
-      resolve();
-    });
-  });
-  try {
-    process.kill(pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  const timer = setTimeout(() => {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const kill = (signal: NodeJS.Signals) => {
     try {
-      process.kill(pid, 'SIGKILL');
+      process.kill(pid, signal);
     } catch {
       // already gone
     }
+  };
+  kill('SIGTERM');
+  const timer = setTimeout(() => {
+    kill('SIGKILL');
   }, 3_000);
   await exited;
   clearTimeout(timer);
@@ -45,15 +39,6 @@ export async function stopChild(child: ChildProcess): Promise<void> {
 
 export async function stopAll(): Promise<void> {
   await Promise.all([...children].map(stopChild));
-}
-
-/** Runs a bench script's main: on an error, says it, stops every child process and exits non-zero. */
-export function runMain(main: () => Promise<void>): void {
-  main().catch(async (error: unknown) => {
-    console.error(error);
-    await stopAll();
-    process.exitCode = 1;
-  });
 }
 
 export async function startServer(): Promise<{ base: string; child: ChildProcess }> {

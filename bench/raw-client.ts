@@ -1,18 +1,13 @@
 /**
- * The lower bound: a hand-written MCP Streamable HTTP client with no SDK and no statechart.
- * Plain fetch, headers built once per session, JSON.parse for JSON bodies, and eventsource-parser's
- * `createParser` fed from a `TextDecoder` for event streams. No validation beyond what it needs to
- * find its response. It does what a correct client must: initialize, notifications/initialized,
- * the standalone GET stream, calls (JSON or SSE answers, notifications on either stream), DELETE.
+ * The lower bound: a hand-written MCP Streamable HTTP client (2025-11-25) with no SDK and no
+ * statechart. Plain fetch, headers built once per session, JSON.parse for JSON bodies, and
+ * eventsource-parser's `createParser` fed from a `TextDecoder` for event streams. No validation
+ * beyond what it needs to find its response. It does what a correct client must: initialize,
+ * notifications/initialized, the standalone GET stream, calls (JSON or SSE answers, notifications
+ * on either stream), DELETE.
  */
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
-
-const PROTOCOL_VERSION = '2025-11-25';
-
-interface RpcError {
-  code: number;
-  message: string;
-}
+import { createParser } from 'eventsource-parser';
+import type { BenchClient } from './clients.js';
 
 /** A JSON-RPC message as far as this client looks at it. */
 export interface RpcMessage {
@@ -21,68 +16,75 @@ export interface RpcMessage {
   method?: string;
   params?: Record<string, unknown>;
   result?: Record<string, unknown>;
-  error?: RpcError;
+  error?: { code: number; message: string };
 }
 
-export type NotificationHandler = (message: RpcMessage) => void;
-
-function parseMessage(text: string): RpcMessage | undefined {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === 'object' && value !== null ? (value as RpcMessage) : undefined;
-  } catch {
-    return undefined;
+/** Feeds an event stream's messages to `onMessage` until it ends (resolves) or fails (rejects). */
+async function readEvents(body: ReadableStream<Uint8Array>, onMessage: (message: RpcMessage) => void): Promise<void> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  const parser = createParser({
+    onEvent: (event) => {
+      if (event.data !== '') onMessage(JSON.parse(event.data) as RpcMessage);
+    },
+  });
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    parser.feed(decoder.decode(value, { stream: true }));
   }
 }
 
-export class RawClient {
-  /** Notifications from any stream (progress on a POST stream, logging on the GET stream). */
-  onNotification: NotificationHandler | undefined;
+export class RawClient implements BenchClient {
+  onNote: (() => void) | undefined;
+  readonly errors: Error[] = [];
   sessionId: string | undefined;
+  private onProgress: (() => void) | undefined;
   private nextId = 0;
-  private postHeaders: Record<string, string> = {
-    accept: 'application/json, text/event-stream',
-    'content-type': 'application/json',
-  };
+  private headers: Record<string, string> = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
   private sessionHeaders: Record<string, string> = {};
   private getController: AbortController | undefined;
-  private getOpened: Promise<void> | undefined;
-  /** Settles when the standalone GET stream has ended (or failed to open). */
-  private getEnded: Promise<void> | undefined;
 
   constructor(private readonly url: string) {}
 
   /** initialize, then notifications/initialized; starts the standalone GET stream without waiting for it. */
   async connect(): Promise<void> {
-    const init = await this.request('initialize', {
-      protocolVersion: PROTOCOL_VERSION,
-      capabilities: {},
-      clientInfo: { name: 'bench-raw', version: '1.0.0' },
-    });
+    const clientInfo = { name: 'bench-raw', version: '1.0.0' };
+    const init = await this.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo });
     const version = init.result?.protocolVersion;
-    const protocolVersion = typeof version === 'string' ? version : PROTOCOL_VERSION;
     if (this.sessionId === undefined) throw new Error('raw: server sent no session id');
-    this.sessionHeaders = { 'mcp-session-id': this.sessionId, 'mcp-protocol-version': protocolVersion };
-    this.postHeaders = { ...this.postHeaders, ...this.sessionHeaders };
-    const response = await fetch(this.url, {
-      method: 'POST',
-      headers: this.postHeaders,
-      body: '{"jsonrpc":"2.0","method":"notifications/initialized"}',
-    });
+    this.sessionHeaders = {
+      'mcp-session-id': this.sessionId,
+      'mcp-protocol-version': typeof version === 'string' ? version : '2025-11-25',
+    };
+    this.headers = { ...this.headers, ...this.sessionHeaders };
+    const body = '{"jsonrpc":"2.0","method":"notifications/initialized"}';
+    const response = await fetch(this.url, { method: 'POST', headers: this.headers, body });
     await response.body?.cancel();
     if (response.status !== 202) throw new Error(`raw: initialized answered HTTP ${response.status}`);
-    let ended: () => void = () => undefined;
-    this.getEnded = new Promise<void>((resolve) => {
-      ended = resolve;
-    });
-    this.getOpened = this.openGet(ended);
-    // Failures surface through ready(); an unawaited rejection must not end the process.
-    this.getOpened.catch(ended);
+    const controller = (this.getController = new AbortController());
+    const opened = fetch(this.url, { headers: { accept: 'text/event-stream', ...this.sessionHeaders }, signal: controller.signal });
+    const take = (message: RpcMessage) => {
+      this.onNotification(message);
+    };
+    // Ends by the server (on DELETE) or by abort; either is fine here.
+    opened.then((r) => (r.ok && r.body !== null ? readEvents(r.body, take) : undefined)).catch(() => undefined);
   }
 
-  /** Resolves once the standalone GET stream's response headers arrived. */
-  ready(): Promise<void> {
-    return this.getOpened ?? Promise.reject(new Error('raw: not connected'));
+  /** Progress on a POST stream, logging notifications on the GET stream. */
+  private onNotification(message: RpcMessage): void {
+    if (message.method === 'notifications/progress') this.onProgress?.();
+    else if (message.method === 'notifications/message') this.onNote?.();
+  }
+
+  async call(name: string, args: Record<string, unknown>, onprogress?: () => void): Promise<unknown> {
+    this.onProgress = onprogress;
+    const meta = onprogress === undefined ? {} : { _meta: { progressToken: ++this.nextId } };
+    const response = await this.request('tools/call', { name, arguments: args, ...meta }).finally(() => {
+      this.onProgress = undefined;
+    });
+    if (response.error) throw new Error(`raw ${name}: ${response.error.message}`);
+    return response.result;
   }
 
   /** One JSON-RPC request as its own POST; resolves with its response. */
@@ -90,118 +92,49 @@ export class RawClient {
     const id = ++this.nextId;
     const response = await fetch(this.url, {
       method: 'POST',
-      headers: this.postHeaders,
+      headers: this.headers,
       body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
     });
     if (!response.ok) {
       await response.body?.cancel();
       throw new Error(`raw: ${method} answered HTTP ${response.status}`);
     }
-    if (this.sessionId === undefined) this.sessionId = response.headers.get('mcp-session-id') ?? undefined;
+    this.sessionId ??= response.headers.get('mcp-session-id') ?? undefined;
     const type = response.headers.get('content-type') ?? '';
-    if (type.startsWith('text/event-stream') && response.body !== null) return this.readResponseStream(response.body, id);
-    if (!type.startsWith('application/json')) throw new Error(`raw: ${method} answered ${type}`);
-    const value: unknown = JSON.parse(await response.text());
-    const messages = (Array.isArray(value) ? value : [value]) as RpcMessage[];
     let answer: RpcMessage | undefined;
-    for (const message of messages) {
-      if (message.id === id && message.method === undefined) answer = message;
-      else this.onNotification?.(message);
-    }
+    const take = (message: RpcMessage) => {
+      if (answer === undefined && message.id === id && message.method === undefined) answer = message;
+      else this.onNotification(message);
+    };
+    // A POST's event stream: its response resolves the call at once; the rest is drained in the background.
+    const body = response.body;
+    if (type.startsWith('text/event-stream') && body !== null) {
+      await new Promise<void>((resolve, reject) => {
+        const ended = () => {
+          if (answer === undefined) reject(new Error(`raw: no response to ${method}`));
+          else resolve();
+        };
+        readEvents(body, (message) => {
+          take(message);
+          if (answer !== undefined) resolve();
+        }).then(ended, reject);
+      });
+    } else if (type.startsWith('application/json')) [JSON.parse(await response.text()) as RpcMessage | RpcMessage[]].flat().forEach(take);
+    else throw new Error(`raw: ${method} answered ${type}`);
     if (answer === undefined) throw new Error(`raw: no response to ${method}`);
     return answer;
   }
 
-  /**
-   * DELETE the session. The server ends the standalone GET stream when it deletes the session, so
-   * the stream is left to end by itself (its connection stays reusable); it is aborted only if it
-   * is still open a second later.
-   */
+  /** DELETE the session; the server then ends the GET stream, which is aborted only if still open a second later. */
   async close(): Promise<void> {
     const controller = this.getController;
-    this.getController = undefined;
     if (this.sessionId !== undefined) {
       const response = await fetch(this.url, { method: 'DELETE', headers: this.sessionHeaders });
       await response.body?.cancel();
       this.sessionId = undefined;
     }
-    if (controller === undefined) return;
-    const fallback = setTimeout(() => {
-      controller.abort();
-    }, 1_000);
-    fallback.unref();
-    const ended = this.getEnded ?? Promise.resolve();
-    void ended.then(() => {
-      clearTimeout(fallback);
-    });
-  }
-
-  private async openGet(ended: () => void): Promise<void> {
-    const controller = new AbortController();
-    this.getController = controller;
-    const response = await fetch(this.url, {
-      method: 'GET',
-      headers: { accept: 'text/event-stream', ...this.sessionHeaders },
-      signal: controller.signal,
-    });
-    if (!response.ok || response.body === null) {
-      await response.body?.cancel();
-      throw new Error(`raw: GET stream answered HTTP ${response.status}`);
-    }
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
-    const parser = createParser({
-      onEvent: (event: EventSourceMessage) => {
-        if (event.data === '') return;
-        const message = parseMessage(event.data);
-        if (message !== undefined) this.onNotification?.(message);
-      },
-    });
-    const pump = async () => {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        parser.feed(decoder.decode(value, { stream: true }));
-      }
-    };
-    // Ends by the server (on DELETE) or by abort; either is fine here.
-    pump().then(ended, ended);
-  }
-
-  /**
-   * A POST answered with an event stream: notifications go to the handler, the response resolves
-   * the call at once, and the rest of the body is drained in the background (the server ends the
-   * stream right after the response, so the connection is kept for the next request).
-   */
-  private readResponseStream(body: ReadableStream<Uint8Array>, id: number): Promise<RpcMessage> {
-    return new Promise((resolve, reject) => {
-      const reader = body.getReader();
-      const decoder = new TextDecoder();
-      let answered = false;
-      const parser = createParser({
-        onEvent: (event: EventSourceMessage) => {
-          if (event.data === '') return;
-          const message = parseMessage(event.data);
-          if (message === undefined) return;
-          if (!answered && message.id === id && message.method === undefined) {
-            answered = true;
-            resolve(message);
-          } else {
-            this.onNotification?.(message);
-          }
-        },
-      });
-      const pump = async () => {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          parser.feed(decoder.decode(value, { stream: true }));
-        }
-        if (!answered) reject(new Error('raw: stream ended without a response'));
-      };
-      pump().catch((error: unknown) => {
-        if (!answered) reject(error instanceof Error ? error : new Error(String(error)));
-      });
-    });
+    setTimeout(() => {
+      controller?.abort();
+    }, 1_000).unref();
   }
 }

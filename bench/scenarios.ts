@@ -1,49 +1,31 @@
 /**
- * The measured scenarios. Each runs one client kind against one endpoint (JSON or SSE response
- * mode) of the benchmark server (or, for the floor, no server) and returns its figures. Every loop is bounded by a count AND a
- * time budget. Client CPU is this process's own `process.cpuUsage()` delta around the measured
- * part (the server runs in another process); setup and teardown are outside it.
+ * The measured scenarios. Each runs one client kind against one endpoint of the benchmark server
+ * (JSON or SSE response mode, or the modern era; the floor has no server) and returns its figures.
+ * Every loop is bounded by a count AND a time budget. Client CPU is this process's own
+ * `process.cpuUsage()` delta around the measured part (the server runs in another process).
  */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createClient, type BenchClient, type ClientKind } from './clients.js';
+import { createClient, echo, type BenchClient, type ClientKind, type Mode } from './clients.js';
 import { median, percentile } from './stats.js';
 import type { ServerStats } from './server.js';
 
-export type Mode = 'json' | 'sse';
-export const modes: readonly Mode[] = ['json', 'sse'];
+export type { Mode };
+export const modes: readonly Mode[] = ['json', 'sse', 'modern'];
 
-export interface Budget {
-  /** At most this many iterations ... */
-  count: number;
-  /** ... and at most this long, in seconds. */
-  seconds: number;
-}
+/** At most `count` iterations and at most `seconds`. */
+export type Budget = { count: number; seconds: number };
 
-export interface Counts {
-  sequential: Budget;
-  inflight: Budget & { concurrency: number };
-  /** Notifications per run, and how many runs (each bounded by `seconds` in total). */
+type Pool = Budget & { concurrency: number };
+/** notifications: per run, and runs (bounded by `seconds` in all); growth: echo calls on one session (this transport). */
+export type Counts = { sequential: Budget; inflight: Pool; cycles: Budget; held: Pool; growth: Pool } & {
   notifications: { perRun: number; runs: number; seconds: number };
-  cycles: Budget;
-  held: { sessions: number; seconds: number; concurrency: number };
-  /** Echo calls on one session for the heap-growth figure (this transport only). */
-  growth: Budget & { concurrency: number };
-  payloads: { bytes: number; count: number; seconds: number }[];
-}
+  payloads: (Budget & { bytes: number })[];
+};
 
-/** Figures of one scenario run; NaN where not measured. */
+/** Figures of one scenario run (NaN where not measured); onerror messages (first few); server CPU µs and new TCP connections while measured. */
 export type Metrics = Record<string, number>;
-
-export interface ScenarioResult {
-  metrics: Metrics;
-  /** Client-reported errors (onerror) during the run, first few messages. */
-  errors: string[];
-  /** Server CPU (µs) spent during the measured part, for context. */
-  serverCpuUs: number;
-  /** TCP connections the server accepted during the measured part (keep-alive reuse shows as few). */
-  connections: number;
-}
+export type ScenarioResult = { metrics: Metrics; errors: string[]; serverCpuUs: number; connections: number };
 
 export interface ScenarioContext {
   kind: ClientKind;
@@ -53,47 +35,46 @@ export interface ScenarioContext {
   counts: Counts;
 }
 
-export function endpointUrl(base: string, mode: Mode): string {
-  return `${base}/${mode}`;
-}
+export const endpointUrl = (base: string, mode: Mode): string => `${base}/${mode}`;
 
 export async function serverStats(base: string, sessionId?: string): Promise<ServerStats> {
-  const query = sessionId === undefined ? '' : `?session=${encodeURIComponent(sessionId)}`;
-  const response = await fetch(`${base}/stats${query}`);
+  const response = await fetch(`${base}/stats${sessionId === undefined ? '' : `?session=${encodeURIComponent(sessionId)}`}`);
   return (await response.json()) as ServerStats;
 }
 
-export async function resetServer(base: string): Promise<number> {
-  const response = await fetch(`${base}/reset`, { method: 'POST' });
-  const body = (await response.json()) as { closed: number };
-  return body.closed;
-}
+export const resetServer = async (base: string): Promise<number> =>
+  ((await (await fetch(`${base}/reset`, { method: 'POST' })).json()) as { closed: number }).closed;
 
-/** Waits (bounded) until the server has written the 200 headers of this session's standalone GET stream. */
-export async function waitForGet(base: string, sessionId: string | undefined, timeoutMs = 5_000): Promise<void> {
-  if (sessionId === undefined) throw new Error('no session id');
+/** Waits (bounded) until `done()`, checking every `ms`. */
+export async function until(done: () => boolean | Promise<boolean>, timeoutMs: number, ms = 0): Promise<boolean> {
   const deadline = performance.now() + timeoutMs;
   while (performance.now() < deadline) {
-    if ((await serverStats(base, sessionId)).get === true) return;
-    await sleep(2);
+    if (await done()) return true;
+    await (ms === 0 ? new Promise((resolve) => setImmediate(resolve)) : sleep(ms));
   }
-  throw new Error('standalone GET stream did not open in time');
+  return done();
+}
+
+/**
+ * Makes the client's server-to-client stream ready: the modern era's listen stream, else (bounded)
+ * waits until the server has written the 200 headers of the session's standalone GET stream.
+ */
+export async function streamReady(client: BenchClient, ctx: Pick<ScenarioContext, 'kind' | 'mode' | 'base'>): Promise<void> {
+  if (ctx.mode === 'modern') return client.listen?.();
+  if (ctx.kind === 'floor') return;
+  if (!(await until(async () => (await serverStats(ctx.base, client.sessionId)).get === true, 5_000, 2))) {
+    throw new Error('standalone GET stream did not open in time');
+  }
 }
 
 export function forceGc(): void {
-  const gc = globalThis.gc;
-  if (gc === undefined) throw new Error('run with node --expose-gc');
-  gc();
+  if (globalThis.gc === undefined) throw new Error('run with node --expose-gc');
+  globalThis.gc();
 }
 
-interface Window {
-  ms: number;
-  cpuUs: number;
-  serverCpuUs: number;
-  connections: number;
-}
+type Window = { ms: number; cpuUs: number; serverCpuUs: number; connections: number };
 
-/** Runs `body` with GC done beforehand, timing it and this process's CPU. */
+/** Runs `body` after a forced GC, timing it and this process's CPU. */
 async function measured(base: string, body: () => Promise<void>): Promise<Window> {
   const before = await serverStats(base);
   forceGc();
@@ -107,178 +88,118 @@ async function measured(base: string, body: () => Promise<void>): Promise<Window
   return { ms, cpuUs: cpu.user + cpu.system, serverCpuUs, connections: after.connections - before.connections };
 }
 
-async function withSession(
-  ctx: ScenarioContext,
-  body: (client: BenchClient) => Promise<{ metrics: Metrics; window: Window }>,
-): Promise<ScenarioResult> {
-  const client = createClient(ctx.kind, endpointUrl(ctx.base, ctx.mode));
+async function withSession(ctx: ScenarioContext, body: (client: BenchClient) => Promise<{ metrics: Metrics; window: Window }>) {
+  const client = createClient(ctx.kind, endpointUrl(ctx.base, ctx.mode), ctx.mode);
   await client.connect();
   try {
     const { metrics, window } = await body(client);
-    return {
-      metrics,
-      serverCpuUs: window.serverCpuUs,
-      connections: window.connections,
-      errors: client.errors.slice(0, 5).map((e) => e.message),
-    };
+    const errors = client.errors.slice(0, 5).map((e) => e.message);
+    return { metrics, serverCpuUs: window.serverCpuUs, connections: window.connections, errors };
   } finally {
     await client.close();
   }
 }
 
-function checkEcho(length: number, expected: number): void {
-  if (length !== expected) throw new Error(`echo returned ${length} characters, expected ${expected}`);
-}
-
-/** Sequential echo calls: calls/s, p50/p99 latency, client CPU per call. */
-export function sequential(ctx: ScenarioContext): Promise<ScenarioResult> {
-  const { count, seconds } = ctx.counts.sequential;
+/** Sequential echo calls of `text`: calls/s, p50/p99 latency, client CPU per call. */
+function sequentialOf(ctx: ScenarioContext, text: string, budget: Budget): Promise<ScenarioResult> {
   return withSession(ctx, async (client) => {
-    for (let i = 0; i < Math.min(50, count); i++) checkEcho(await client.echo('warm'), 4);
+    for (let i = 0; i < Math.min(50, budget.count); i++) await echo(client, text);
     const latencies: number[] = [];
     const window = await measured(ctx.base, async () => {
-      const deadline = performance.now() + seconds * 1000;
-      for (let i = 0; i < count && performance.now() < deadline; i++) {
+      const deadline = performance.now() + budget.seconds * 1000;
+      for (let i = 0; i < budget.count && performance.now() < deadline; i++) {
         const t = performance.now();
-        const length = await client.echo('hello');
+        await echo(client, text);
         latencies.push(performance.now() - t);
-        checkEcho(length, 5);
       }
     });
     const n = latencies.length;
-    return {
-      window,
-      metrics: {
-        callsPerSec: (n / window.ms) * 1000,
-        p50Ms: median(latencies),
-        p99Ms: percentile(latencies, 99),
-        cpuUsPerCall: window.cpuUs / n,
-        calls: n,
-      },
+    const metrics = {
+      callsPerSec: (n / window.ms) * 1000,
+      p50Ms: median(latencies),
+      p99Ms: percentile(latencies, 99),
+      cpuUsPerCall: window.cpuUs / n,
     };
+    return { window, metrics: { ...metrics, calls: n } };
   });
 }
 
 /** `concurrency` calls in flight on one session: calls/s and client CPU per call. */
-export function inflight(ctx: ScenarioContext): Promise<ScenarioResult> {
+function inflight(ctx: ScenarioContext): Promise<ScenarioResult> {
   const { count, seconds, concurrency } = ctx.counts.inflight;
   return withSession(ctx, async (client) => {
-    await Promise.all(Array.from({ length: concurrency }, () => client.echo('warm')));
+    await Promise.all(Array.from({ length: concurrency }, () => echo(client, 'warm')));
     let done = 0;
     const window = await measured(ctx.base, async () => {
       const deadline = performance.now() + seconds * 1000;
       let started = 0;
       const worker = async () => {
-        while (started < count && performance.now() < deadline) {
+        for (; started < count && performance.now() < deadline; done++) {
           started++;
-          checkEcho(await client.echo('hello'), 5);
-          done++;
+          await echo(client, 'hello');
         }
       };
       await Promise.all(Array.from({ length: concurrency }, worker));
     });
-    return {
-      window,
-      metrics: { callsPerSec: (done / window.ms) * 1000, cpuUsPerCall: window.cpuUs / done, calls: done },
-    };
+    return { window, metrics: { callsPerSec: (done / window.ms) * 1000, cpuUsPerCall: window.cpuUs / done, calls: done } };
   });
 }
 
-/** Waits (bounded) until `received()` reaches `expected`. */
-async function until(received: () => number, expected: number, timeoutMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (received() < expected && performance.now() < deadline) await new Promise((resolve) => setImmediate(resolve));
-}
-
-/** `perRun` progress notifications on one POST's event stream (SSE mode only). */
-export function progress(ctx: ScenarioContext): Promise<ScenarioResult> {
+/**
+ * `perRun` notifications per run: progress on the POST's event stream (`progress`), or logging
+ * notifications on the standalone GET stream (list_changed on a listen stream, modern) (`log`).
+ */
+function notifications(ctx: ScenarioContext, stream: 'progress' | 'log'): Promise<ScenarioResult> {
   const { perRun, runs, seconds } = ctx.counts.notifications;
   return withSession(ctx, async (client) => {
-    let received = 0;
-    const onProgress = () => {
-      received++;
+    if (stream === 'log') await streamReady(client, ctx);
+    let [received, expected] = [0, 0];
+    let arrived: (() => void) | undefined;
+    const note = () => {
+      if (++received === expected) arrived?.();
     };
-    await client.progress(10, onProgress);
-    received = 0;
-    let expected = 0;
+    client.onNote = note;
+    // Waits for the last notification without polling: a wait that spun the event loop cost CPU per turn.
+    const run = async (n: number) => {
+      expected = received + n;
+      const all = new Promise<void>((resolve) => (arrived = resolve));
+      await (stream === 'progress' ? client.call('progress', { steps: n }, note) : client.call('notify', { count: n }));
+      let timer: NodeJS.Timeout | undefined;
+      if (received < expected) await Promise.race([all, new Promise((resolve) => (timer = setTimeout(resolve, 5_000)))]);
+      clearTimeout(timer);
+      if (received !== expected) throw new Error(`${stream}: received ${received} notifications, expected ${expected}`);
+    };
+    await run(10);
+    [received, expected] = [0, 0];
     const window = await measured(ctx.base, async () => {
       const deadline = performance.now() + seconds * 1000;
-      for (let run = 0; run < runs && performance.now() < deadline; run++) {
-        expected += perRun;
-        await client.progress(perRun, onProgress);
-        await until(() => received, expected, 5_000);
-      }
+      for (let i = 0; i < runs && performance.now() < deadline; i++) await run(perRun);
     });
-    if (received !== expected) throw new Error(`progress: received ${received} of ${expected} notifications`);
-    return {
-      window,
-      metrics: {
-        notificationsPerSec: (received / window.ms) * 1000,
-        cpuUsPerNotification: window.cpuUs / received,
-        notifications: received,
-      },
-    };
+    const metrics = { notificationsPerSec: (received / window.ms) * 1000, cpuUsPerNotification: window.cpuUs / received };
+    return { window, metrics: { ...metrics, notifications: received } };
   });
 }
 
-/** `perRun` logging notifications on the session's standalone GET stream. */
-export function logStream(ctx: ScenarioContext): Promise<ScenarioResult> {
-  const { perRun, runs, seconds } = ctx.counts.notifications;
-  return withSession(ctx, async (client) => {
-    if (ctx.kind !== 'floor') await waitForGet(ctx.base, client.sessionId);
-    let tag = 'warm';
-    let received = 0;
-    client.onLog = (got) => {
-      if (got === tag) received++;
-    };
-    await client.notify(10, tag);
-    await until(() => received, 10, 5_000);
-    if (received !== 10) throw new Error(`log: warm-up received ${received} of 10 notifications`);
-    let total = 0;
-    let expected = 0;
-    const window = await measured(ctx.base, async () => {
-      const deadline = performance.now() + seconds * 1000;
-      for (let run = 0; run < runs && performance.now() < deadline; run++) {
-        tag = `run-${run}`;
-        received = 0;
-        expected += perRun;
-        await client.notify(perRun, tag);
-        await until(() => received, perRun, 5_000);
-        total += received;
-      }
-    });
-    if (total !== expected) throw new Error(`log: received ${total} of ${expected} notifications`);
-    return {
-      window,
-      metrics: { notificationsPerSec: (total / window.ms) * 1000, cpuUsPerNotification: window.cpuUs / total, notifications: total },
-    };
-  });
-}
-
-/** connect + initialize + close (with DELETE) cycles, one after another. */
-export async function cycles(ctx: ScenarioContext): Promise<ScenarioResult> {
+/** connect + initialize + close (with DELETE) cycles; in the modern era connect (server/discover) + echo + close. */
+async function cycles(ctx: ScenarioContext): Promise<ScenarioResult> {
   const { count, seconds } = ctx.counts.cycles;
-  const url = endpointUrl(ctx.base, ctx.mode);
   const errors: string[] = [];
-  const warm = createClient(ctx.kind, url);
-  await warm.connect();
-  await warm.close();
+  const cycle = async () => {
+    const client = createClient(ctx.kind, endpointUrl(ctx.base, ctx.mode), ctx.mode);
+    await client.connect();
+    if (ctx.mode === 'modern') await echo(client, 'hi');
+    await client.close();
+    for (const error of client.errors) if (errors.length < 5) errors.push(error.message);
+  };
+  await cycle();
   let n = 0;
   const window = await measured(ctx.base, async () => {
     const deadline = performance.now() + seconds * 1000;
-    for (; n < count && performance.now() < deadline; n++) {
-      const client = createClient(ctx.kind, url);
-      await client.connect();
-      await client.close();
-      for (const error of client.errors) if (errors.length < 5) errors.push(error.message);
-    }
+    for (; n < count && performance.now() < deadline; n++) await cycle();
   });
   // Every cycle's DELETE must have reached the server: no session may be left behind.
-  let left = (await serverStats(ctx.base))[ctx.mode].sessions;
-  for (let i = 0; i < 50 && left > 0; i++) {
-    await sleep(10);
-    left = (await serverStats(ctx.base))[ctx.mode].sessions;
-  }
+  const left = async () => (await serverStats(ctx.base))[ctx.mode].sessions;
+  await until(async () => (await left()) === 0, 500, 10);
   return {
     serverCpuUs: window.serverCpuUs,
     connections: window.connections,
@@ -286,45 +207,49 @@ export async function cycles(ctx: ScenarioContext): Promise<ScenarioResult> {
     metrics: {
       sessionsPerSec: (n / window.ms) * 1000,
       cpuUsPerSession: window.cpuUs / n,
-      // TCP connections the server accepted per connect + initialize + close (keep-alive reuse).
       connectionsPerSession: window.connections / n,
       sessions: n,
-      sessionsLeftOnServer: left,
+      sessionsLeftOnServer: await left(),
     },
   };
 }
 
-/** Echo of a payload of `bytes` characters: p50 latency (and CPU per call, for context). */
-export function payload(ctx: ScenarioContext, bytes: number): Promise<ScenarioResult> {
-  const budget = ctx.counts.payloads.find((p) => p.bytes === bytes);
-  if (budget === undefined) throw new Error(`no budget for ${bytes}-byte payloads`);
-  const text = 'x'.repeat(bytes);
-  return withSession(ctx, async (client) => {
-    for (let i = 0; i < 2; i++) checkEcho(await client.echo(text), bytes);
-    const latencies: number[] = [];
-    const window = await measured(ctx.base, async () => {
-      const deadline = performance.now() + budget.seconds * 1000;
-      for (let i = 0; i < budget.count && performance.now() < deadline; i++) {
-        const t = performance.now();
-        const length = await client.echo(text);
-        latencies.push(performance.now() - t);
-        checkEcho(length, bytes);
-      }
-    });
-    return {
-      window,
-      metrics: { p50Ms: median(latencies), cpuUsPerCall: window.cpuUs / latencies.length, calls: latencies.length },
-    };
-  });
-}
-
-/** The scenarios a client runs in its own process (bench/client-process.ts), by id. */
+/** The scenarios a client runs in its own process (`bench/scenarios.ts client`), by id. */
 export const clientScenarios = {
-  sequential,
+  sequential: (ctx: ScenarioContext) => sequentialOf(ctx, 'hello', ctx.counts.sequential),
   inflight,
-  progress,
-  log: logStream,
+  progress: (ctx: ScenarioContext) => notifications(ctx, 'progress'),
+  log: (ctx: ScenarioContext) => notifications(ctx, 'log'),
   cycles,
-  'payload-1m': (ctx: ScenarioContext) => payload(ctx, 1024 * 1024),
+  'payload-1m': (ctx: ScenarioContext) => {
+    const budget = ctx.counts.payloads.find((p) => p.bytes === 1024 * 1024);
+    if (budget === undefined) throw new Error('no budget for 1 MiB payloads');
+    return sequentialOf(ctx, 'x'.repeat(budget.bytes), budget);
+  },
 } as const satisfies Record<string, (ctx: ScenarioContext) => Promise<ScenarioResult>>;
 export type ClientScenarioId = keyof typeof clientScenarios;
+
+export type ClientRequest = { seq: number; id: ClientScenarioId; ctx: ScenarioContext };
+export type ClientReply = { seq: number; warnings: string[] } & ({ ok: true; result: ScenarioResult } | { ok: false; error: string });
+
+/**
+ * A client's process (`scenarios.ts client`): bench/run.ts forks one per client for each scenario
+ * and sends it the warm-up run and each round's run over IPC, so each client runs alone in its
+ * process, as in an application (in one process every client cost more per call: the SDK
+ * `Client`'s code, Node's streams and the promise machinery were fed by every client in turn).
+ */
+if (process.send !== undefined && process.argv[2] === 'client') {
+  let warnings: string[] = [];
+  process.on('warning', (warning) => {
+    if (warnings.length < 20) warnings.push(`${warning.name}: ${warning.message}`);
+  });
+  process.on('message', ({ seq, id, ctx }: ClientRequest) => {
+    warnings = [];
+    const reply = clientScenarios[id](ctx).then(
+      (result): ClientReply => ({ seq, warnings, ok: true, result }),
+      (error: unknown): ClientReply => ({ seq, warnings, ok: false, error: error instanceof Error ? error.message : String(error) }),
+    );
+    void reply.then((r) => process.send?.(r));
+  });
+  process.on('disconnect', () => process.exit(0));
+}

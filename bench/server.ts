@@ -1,19 +1,14 @@
 /**
- * Benchmark server, run as its own process (`node --import tsx bench/server.ts`) so that its CPU
- * is never counted as the client's. The official SDK's real `McpServer` +
- * `StreamableHTTPServerTransport`, stateful (one McpServer per session), on 127.0.0.1:
- *
- *   POST|GET|DELETE /json   enableJsonResponse: true (a POST is answered with application/json)
- *   POST|GET|DELETE /sse    a POST is answered with text/event-stream
- *   GET  /stats             sessions and open standalone GET streams per endpoint, server CPU
- *   POST /reset             closes every session (between scenarios; the count is reported as a leak)
- *
- * Tools: `echo {text}`, `progress {steps}` (progress notifications on the POST's stream, then the
- * result), `notify {count, tag}` (logging notifications on the session's standalone GET stream,
- * sent outside any request's context; returns once all are written).
- *
- * The first line on stdout is `{"port": N}`. The process ends on SIGTERM/SIGINT or when its stdin
- * closes (the parent died), so it never outlives the benchmark.
+ * Benchmark server, its own process (its CPU is never the client's), on 127.0.0.1; the first line
+ * on stdout is `{"port": N}`; it ends on SIGTERM/SIGINT or when its stdin closes (the parent died).
+ *   /json, /sse   the 1.x SDK's real McpServer + StreamableHTTPServerTransport, stateful; /json with
+ *                 enableJsonResponse, /sse answering POSTs with event streams
+ *   /modern       the 2.x SDK's createMcpHandler (2026-07-28 only), over node:http as test/support/v2-server.ts
+ *   GET /stats    sessions and open GET (modern: listen) streams per endpoint, server CPU, connections
+ *   POST /reset   closes every session (between scenarios; the count is reported as a leak)
+ * Tools: `echo {text}`; `progress {steps}`: progress notifications on the POST's stream, then the
+ * result; `notify {count}`: logging notifications on the session's standalone GET stream, outside any
+ * request (modern: `handler.notify.toolsChanged()` to every listen stream), then the result.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -21,38 +16,23 @@ import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 
 type Mode = 'json' | 'sse';
+/** A session, with its standalone GET responses that are still open. */
+type Session = { mcp: McpServer; transport: StreamableHTTPServerTransport; gets: Set<ServerResponse> };
+type Endpoint = { mode: Mode; sessions: Map<string, Session> };
 
-interface Session {
-  mcp: McpServer;
-  transport: StreamableHTTPServerTransport;
-  /** Standalone GET responses of this session that are still open. */
-  gets: Set<ServerResponse>;
-}
-
-interface Endpoint {
-  mode: Mode;
-  sessions: Map<string, Session>;
-}
-
-export interface EndpointStats {
-  sessions: number;
-  /** Standalone GET streams whose 200 headers were written and that are still open. */
-  openGets: number;
-}
-
-export interface ServerStats {
-  json: EndpointStats;
-  sse: EndpointStats;
-  /** `process.cpuUsage()` of the server process, µs. */
+/** `openGets`: standalone GET streams whose 200 headers were written and still open (modern, sessionless: listen streams). */
+export type EndpointStats = { sessions: number; openGets: number };
+/** `cpu`: the server's `process.cpuUsage()`, µs; `connections`: TCP connections accepted; `get` (with `?session=ID`): whether it has a GET stream open. */
+export type ServerStats = Record<Mode | 'modern', EndpointStats> & {
   cpu: { user: number; system: number };
-  rss: number;
-  /** TCP connections accepted since the server started. */
   connections: number;
-  /** With `?session=ID`: whether that session has an open standalone GET stream. */
   get?: boolean;
-}
+};
 
 const endpoints: Record<Mode, Endpoint> = {
   json: { mode: 'json', sessions: new Map() },
@@ -61,52 +41,70 @@ const endpoints: Record<Mode, Endpoint> = {
 
 function buildServer(): McpServer {
   const mcp = new McpServer({ name: 'bench-server', version: '1.0.0' }, { capabilities: { logging: {} } });
-  mcp.registerTool('echo', { description: 'returns its text', inputSchema: { text: z.string() } }, ({ text }) => ({
-    content: [{ type: 'text', text }],
-  }));
-  mcp.registerTool(
-    'progress',
-    { description: 'sends `steps` progress notifications, then returns', inputSchema: { steps: z.number().int() } },
-    async ({ steps }, extra) => {
-      const token = extra._meta?.progressToken;
-      if (token !== undefined) {
-        for (let i = 1; i <= steps; i++) {
-          await extra.sendNotification({
-            method: 'notifications/progress',
-            params: { progressToken: token, progress: i, total: steps },
-          });
-        }
-      }
-      return { content: [{ type: 'text', text: `done ${steps}` }] };
-    },
-  );
-  mcp.registerTool(
-    'notify',
-    {
-      description: 'sends `count` logging notifications on the standalone GET stream, then returns',
-      inputSchema: { count: z.number().int(), tag: z.string() },
-    },
-    async ({ count, tag }, extra) => {
-      for (let i = 0; i < count; i++) {
-        // No relatedRequestId: the server transport writes these to the standalone GET stream.
-        await mcp.server.sendLoggingMessage({ level: 'info', logger: 'bench', data: { tag, i } }, extra.sessionId);
-      }
-      return { content: [{ type: 'text', text: `sent ${count}` }] };
-    },
-  );
+  mcp.registerTool('echo', { inputSchema: { text: z.string() } }, ({ text }) => ({ content: [{ type: 'text', text }] }));
+  mcp.registerTool('progress', { inputSchema: { steps: z.number().int() } }, async ({ steps }, extra) => {
+    const token = extra._meta?.progressToken;
+    for (let i = 1; i <= steps && token !== undefined; i++) {
+      await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: steps } });
+    }
+    return { content: [{ type: 'text', text: `done ${steps}` }] };
+  });
+  mcp.registerTool('notify', { inputSchema: { count: z.number().int() } }, async ({ count }, extra) => {
+    // No relatedRequestId: the server transport writes these to the standalone GET stream.
+    for (let i = 0; i < count; i++) await mcp.server.sendLoggingMessage({ level: 'info', data: { i } }, extra.sessionId);
+    return { content: [{ type: 'text', text: `sent ${count}` }] };
+  });
   return mcp;
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+function buildServerV2(): McpServerV2 {
+  const mcp = new McpServerV2({ name: 'bench-server', version: '2.0.0' }, { capabilities: { tools: { listChanged: true } } });
+  mcp.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, ({ text }) => ({ content: [{ type: 'text', text }] }));
+  mcp.registerTool('progress', { inputSchema: z.object({ steps: z.number().int() }) }, async ({ steps }, ctx) => {
+    const token = ctx.mcpReq._meta?.progressToken;
+    for (let i = 1; i <= steps && token !== undefined; i++) {
+      await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: steps } });
+    }
+    return { content: [{ type: 'text', text: `done ${steps}` }] };
+  });
+  mcp.registerTool('notify', { inputSchema: z.object({ count: z.number().int() }) }, ({ count }) => {
+    for (let i = 0; i < count; i++) handler.notify.toolsChanged();
+    return { content: [{ type: 'text', text: `sent ${count}` }] };
+  });
+  return mcp;
+}
+
+const handler = createMcpHandler(() => buildServerV2(), { legacy: 'reject' });
+const listens = new Set<ServerResponse>();
+
+/** The request as a WHATWG Request to the 2.x handler, its Response streamed back. */
+async function handleModern(req: IncomingMessage, res: ServerResponse, bytes: Buffer): Promise<void> {
+  const controller = new AbortController();
+  res.on('close', () => {
+    controller.abort();
+    listens.delete(res);
+  });
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) for (const v of [value ?? []].flat()) headers.append(name, v);
+  const body = req.method === 'POST' ? { body: new Uint8Array(bytes) } : {};
+  const init = { method: req.method ?? 'GET', headers, signal: controller.signal, ...body };
+  const response = await handler.fetch(new Request(`http://127.0.0.1${req.url ?? '/'}`, init));
+  res.writeHead(response.status, Object.fromEntries(response.headers));
+  if (response.body === null) return void res.end();
+  if (bytes.includes('subscriptions/listen')) listens.add(res);
+  const stream = Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>);
+  stream.on('error', () => res.destroy());
+  res.on('close', () => stream.destroy());
+  stream.pipe(res);
+}
+
+async function readBytes(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  if (chunks.length === 0) return undefined;
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
+  return Buffer.concat(chunks);
 }
+
+const parseJson = (bytes: Buffer): unknown => (bytes.length === 0 ? undefined : JSON.parse(bytes.toString('utf8')));
 
 function isInitialize(body: unknown): boolean {
   return typeof body === 'object' && body !== null && 'method' in body && body.method === 'initialize';
@@ -118,38 +116,28 @@ function sendJson(res: ServerResponse, status: number, value: unknown): void {
   res.end(text);
 }
 
-function openGets(session: Session): number {
-  let n = 0;
-  for (const res of session.gets) if (res.headersSent && res.statusCode === 200 && !res.writableEnded) n++;
-  return n;
-}
+const openGets = (session: Session) => [...session.gets].filter((r) => r.headersSent && r.statusCode === 200 && !r.writableEnded).length;
+const endpointStats = ({ sessions }: Endpoint): EndpointStats => ({
+  sessions: sessions.size,
+  openGets: [...sessions.values()].reduce((n, session) => n + openGets(session), 0),
+});
 
-function endpointStats(endpoint: Endpoint): EndpointStats {
-  let gets = 0;
-  for (const session of endpoint.sessions.values()) gets += openGets(session);
-  return { sessions: endpoint.sessions.size, openGets: gets };
-}
-
-async function closeSession(session: Session): Promise<void> {
-  await session.transport.close().catch(() => undefined);
-  await session.mcp.close().catch(() => undefined);
-}
-
+/** Closes every session; how many there were. */
 async function reset(): Promise<number> {
-  let closed = 0;
-  for (const endpoint of Object.values(endpoints)) {
-    const sessions = [...endpoint.sessions.values()];
+  const sessions = Object.values(endpoints).flatMap((endpoint) => {
+    const all = [...endpoint.sessions.values()];
     endpoint.sessions.clear();
-    for (const session of sessions) {
-      closed++;
-      await closeSession(session);
-    }
+    return all;
+  });
+  for (const { transport, mcp } of sessions) {
+    await transport.close().catch(() => undefined);
+    await mcp.close().catch(() => undefined);
   }
-  return closed;
+  return sessions.length;
 }
 
 async function handleMcp(endpoint: Endpoint, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const body = req.method === 'POST' ? await readJson(req) : undefined;
+  const body = req.method === 'POST' ? parseJson(await readBytes(req)) : undefined;
   const header = req.headers['mcp-session-id'];
   const sessionId = Array.isArray(header) ? header[0] : header;
   if (sessionId !== undefined) {
@@ -173,12 +161,8 @@ async function handleMcp(endpoint: Endpoint, req: IncomingMessage, res: ServerRe
   const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
     sessionIdGenerator: () => randomUUID(),
     enableJsonResponse: endpoint.mode === 'json',
-    onsessioninitialized: (id) => {
-      endpoint.sessions.set(id, { mcp, transport, gets: new Set() });
-    },
-    onsessionclosed: (id) => {
-      endpoint.sessions.delete(id);
-    },
+    onsessioninitialized: (id) => void endpoint.sessions.set(id, { mcp, transport, gets: new Set() }),
+    onsessionclosed: (id) => void endpoint.sessions.delete(id),
   });
   await mcp.connect(transport);
   await transport.handleRequest(req, res, body);
@@ -187,14 +171,16 @@ async function handleMcp(endpoint: Endpoint, req: IncomingMessage, res: ServerRe
 const http = createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://127.0.0.1');
   const work = async () => {
-    if (url.pathname === '/json' || url.pathname === '/sse') {
+    if (url.pathname === '/modern') {
+      await handleModern(req, res, await readBytes(req));
+    } else if (url.pathname === '/json' || url.pathname === '/sse') {
       await handleMcp(endpoints[url.pathname === '/json' ? 'json' : 'sse'], req, res);
     } else if (url.pathname === '/stats' && req.method === 'GET') {
       const stats: ServerStats = {
         json: endpointStats(endpoints.json),
         sse: endpointStats(endpoints.sse),
+        modern: { sessions: 0, openGets: listens.size },
         cpu: process.cpuUsage(),
-        rss: process.memoryUsage.rss(),
         connections,
       };
       const asked = url.searchParams.get('session');

@@ -1,6 +1,8 @@
 /**
  * `npm run size`: how big and how quick to load this transport is, next to the SDK's.
- *   - Browser bundle of the transport alone (esbuild, minified, ESM, platform browser), raw and gzip.
+ *   - Browser bundle of the transport alone (esbuild, minified, ESM, platform browser), raw and gzip;
+ *     then the SDK `Client` with each transport, as an app ships them: 1.x Client with this
+ *     transport and with the 1.x SDK transport, 2.x Client with this transport and with the 2.x one.
  *   - Cold start: a fresh Node process imports the SDK Client and the transport, connects to the
  *     SDK's server on 127.0.0.1 and calls one tool; the time from process start to that result,
  *     median of 10 processes each, alternating ours and the SDK's.
@@ -20,7 +22,7 @@ const work = mkdtempSync(join(tmpdir(), 'mcp-xstate-size-'));
 const ours = pathToFileURL(join(root, 'dist/src/index.js')).href;
 /** What Node resolves the package to (the `node` export condition: requests through node:http). */
 const oursOnNode = pathToFileURL(join(root, 'dist/node/src/node.js')).href;
-/** `--cold-only`: skip the bundle sizes (the benchmark's cold-start row runs this). */
+/** `--cold-only`: skip the bundle sizes. */
 const coldOnly = process.argv.includes('--cold-only');
 const sdkDir = join(root, 'node_modules/@modelcontextprotocol/sdk/dist/esm');
 const sdkTransport = pathToFileURL(join(sdkDir, 'client/streamableHttp.js')).href;
@@ -36,10 +38,23 @@ interface Size {
   lazyGzip: number;
 }
 
-/** The transport alone, bundled with code splitting, as an app's bundler would. */
-async function bundleSize(name: string, from: string): Promise<Size> {
-  const entry = join(work, `${name.replace(/\W/g, '-')}-entry.mjs`);
-  writeFileSync(entry, `export { StreamableHTTPClientTransport } from ${JSON.stringify(new URL(from).pathname)};\n`);
+const v1Client = `export { Client } from ${JSON.stringify(new URL(sdkClient).pathname)};\n`;
+const v2Client = "export { Client } from '@modelcontextprotocol/client';\n";
+const transportFrom = (from: string) =>
+  `export { StreamableHTTPClientTransport } from ${JSON.stringify(from.startsWith('file:') ? new URL(from).pathname : from)};\n`;
+
+/** The transport alone (or with `extra`, the Client), bundled with code splitting, as an app's bundler would. */
+async function bundleSize(name: string, from: string, extra = ''): Promise<Size> {
+  const entry = join(root, `.size-${name.replace(/\W/g, '-')}-entry.mjs`);
+  writeFileSync(entry, `${extra}${transportFrom(from)}`);
+  try {
+    return await bundle(name, entry);
+  } finally {
+    rmSync(entry, { force: true });
+  }
+}
+
+async function bundle(name: string, entry: string): Promise<Size> {
   const outdir = join(work, `${name.replace(/\W/g, '-')}-out`);
   const result = await build({
     entryPoints: [entry],
@@ -114,12 +129,23 @@ const median = (values: number[]) => {
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`;
 
 try {
-  const sizes = coldOnly ? [] : [await bundleSize('this transport', ours), await bundleSize('SDK transport', sdkTransport)];
+  const sizes = coldOnly
+    ? []
+    : [
+        await bundleSize('this transport', ours),
+        await bundleSize('SDK transport', sdkTransport),
+        await bundleSize('Client 1.x + this transport', ours, v1Client),
+        await bundleSize('Client 1.x + SDK transport', sdkTransport, v1Client),
+        await bundleSize('Client 2.x + this transport', ours, v2Client),
+        await bundleSize('Client 2.x + SDK transport', '@modelcontextprotocol/client', v2Client),
+      ];
   if (!coldOnly)
-    console.log('browser bundle of StreamableHTTPClientTransport alone (esbuild --bundle --minify --splitting, ESM, browser):');
+    console.log(
+      'browser bundle of StreamableHTTPClientTransport, alone and with the Client (esbuild --bundle --minify --splitting, ESM, browser):',
+    );
   for (const size of sizes) {
     const lazy = size.lazyRaw === 0 ? '' : `   + ${kib(size.lazyRaw)} (${kib(size.lazyGzip)} gzip) loaded only with an authProvider`;
-    console.log(`  ${size.name.padEnd(16)} ${kib(size.raw).padStart(10)}  ${kib(size.gzip).padStart(9)} gzip${lazy}`);
+    console.log(`  ${size.name.padEnd(28)} ${kib(size.raw).padStart(10)}  ${kib(size.gzip).padStart(9)} gzip${lazy}`);
   }
 
   const rounds = Number(process.env.SIZE_ROUNDS ?? 10);

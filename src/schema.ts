@@ -44,9 +44,21 @@ export type Validation = { ok: true; message: JSONRPCMessage } | { ok: false; re
 
 /** Checks a decoded JSON value; the original object is returned untouched, never a copy. */
 export function validateMessage(value: unknown): Validation {
-  if (!isPlainObject(value)) return { ok: false, reason: 'not a JSON-RPC message object' };
-  return isMessage(value) ? { ok: true, message: value } : { ok: false, reason: lastProblem ?? 'invalid' };
+  return isJsonRpcMessage(value) ? { ok: true, message: value } : { ok: false, reason: lastMessageProblem() };
 }
+
+/**
+ * The same check with nothing allocated, for the per-message path (every server-sent event):
+ * after false, `lastMessageProblem()` says why.
+ */
+export function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
+  if (isPlainObject(value)) return isMessage(value);
+  lastProblem = 'not a JSON-RPC message object';
+  return false;
+}
+
+/** Why the last `isJsonRpcMessage` said false; read right after it. */
+export const lastMessageProblem = (): string => lastProblem ?? 'invalid';
 
 /** What the last failed `isMessage` found; read right after the call (single-threaded). */
 let lastProblem: string | undefined;

@@ -4,7 +4,7 @@ import type { ReadStreamInput, StreamReaderCommand, StreamReaderEvent } from '..
 import { clampRetry } from '../../machines/backoff.js';
 import { formatStack, MessageTooLargeError, ProtocolError, StreamIdleError, toError } from '../../machines/errors.js';
 import { readChunks } from '../http/body.js';
-import { cut, isResponse, validateMessage } from '../schema.js';
+import { cut, isJsonRpcMessage, isResponse, lastMessageProblem } from '../schema.js';
 
 export interface ReaderOptions extends ReadStreamInput {
   sink: MessageSink;
@@ -23,6 +23,9 @@ function eventTooLarge(limit: number): MessageTooLargeError {
   formatStack(error);
   return error;
 }
+
+/** The decoder's options for a chunk, made once, not per chunk. */
+const streaming: TextDecodeOptions = { stream: true };
 
 /** How many delivered event ids a stream remembers to drop replays (R7); older ones are forgotten. */
 const rememberedIds = 1024;
@@ -93,13 +96,13 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
         sink.warn(new ProtocolError(`invalid JSON in server-sent event: ${cut(event.data)}`, { cause: error }));
         return;
       }
-      const checked = validateMessage(value);
-      if (!checked.ok) {
-        sink.warn(new ProtocolError(`invalid JSON-RPC message in server-sent event (${checked.reason}): ${cut(event.data)}`));
+      // Checked without a result object: nothing per event beyond the parser's and JSON.parse's.
+      if (!isJsonRpcMessage(value)) {
+        sink.warn(new ProtocolError(`invalid JSON-RPC message in server-sent event (${lastMessageProblem()}): ${cut(event.data)}`));
         return;
       }
       progressed = true;
-      const message = checked.message;
+      const message = value;
       if (requestIds.length > 0 && isResponse(message)) {
         const first = requestIds[0];
         if (options.replay && first !== undefined && message.id != null && !requestIds.includes(message.id)) {
@@ -139,7 +142,7 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
     chunk(value) {
       if (finished) return;
       active = true;
-      const text = decoder.decode(value, { stream: true });
+      const text = decoder.decode(value, streaming);
       parser.feed(text);
       if (isFinished()) return;
       if (tooLarge(text)) {
