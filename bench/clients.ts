@@ -14,6 +14,7 @@ import { Client as ClientV2, StreamableHTTPClientTransport as SdkTransportV2, ty
 const builtPackage = '../dist/node/src/node.js';
 const { StreamableHTTPClientTransport: ThisTransport } = (await import(builtPackage)) as typeof import('../src/node.js');
 import { RawClient } from './raw-client.js';
+type ThisOptions = import('../src/node.js').StreamableHTTPClientTransportOptions;
 
 export const clientKinds = ['this', 'sdk', 'raw', 'floor'] as const;
 export type ClientKind = (typeof clientKinds)[number];
@@ -152,11 +153,12 @@ class SdkClientDriver implements BenchClient {
   }
 }
 
-export function createClient(kind: ClientKind, url: string, mode: Mode): BenchClient {
+/** `options`: this transport's constructor options (the telemetry row). */
+export function createClient(kind: ClientKind, url: string, mode: Mode, options: ThisOptions = {}): BenchClient {
   const modern = mode === 'modern';
   if (modern && (kind === 'raw' || kind === 'floor')) throw new Error(`${kind} has no modern-era client`);
   if (kind === 'raw') return new RawClient(url);
-  const transport = { this: () => new ThisTransport(new URL(url)), floor: () => new InstantTransport() }[kind as 'this' | 'floor'];
+  const transport = { this: () => new ThisTransport(new URL(url), options), floor: () => new InstantTransport() }[kind as 'this' | 'floor'];
   return new SdkClientDriver(
     kind === 'sdk' ? (modern ? new SdkTransportV2(new URL(url)) : new SdkTransport(new URL(url))) : transport(),
     modern,

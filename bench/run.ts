@@ -46,8 +46,8 @@ const quickCounts: Counts = {
   payloads: [{ bytes: MiB, count: 6, seconds: 0.8 }],
 };
 
-/** kind: client, in the client's process; memory, a fresh child per run (bench/memory.ts); once: memory, once, this transport only. */
-type ScenarioDef = { title: (mode: Mode) => string; modes: readonly Mode[]; kind: 'client' | 'memory' | 'once' };
+/** kind: client, in the client's process; this: the same, this transport only; memory, a fresh child per run (bench/memory.ts); once: memory, once, this transport only. */
+type ScenarioDef = { title: (mode: Mode) => string; modes: readonly Mode[]; kind: 'client' | 'this' | 'memory' | 'once' };
 const v1 = (title: string, modern: string) => (mode: Mode) => (mode === 'modern' ? modern : title);
 const scenarios = {
   sequential: { title: () => 'Sequential echo', modes: allModes, kind: 'client' },
@@ -67,6 +67,7 @@ const scenarios = {
   held: { title: v1('Held sessions with GET stream', 'Held connections with a listen stream'), modes: allModes, kind: 'memory' },
   'payload-1m': { title: () => 'Echo 1 MiB', modes: ['json', 'sse'], kind: 'client' },
   growth: { title: () => 'Echo calls on one session, then close', modes: ['sse'], kind: 'once' },
+  telemetry: { title: () => 'Sequential echo, telemetry (O2)', modes: ['sse'], kind: 'this' },
 } as const satisfies Record<string, ScenarioDef>;
 type ScenarioId = keyof typeof scenarios;
 const scenarioIds = Object.keys(scenarios) as ScenarioId[];
@@ -141,7 +142,7 @@ let warnings: string[] = [];
 
 async function runScenario(id: ScenarioId, ctx: ScenarioContext): Promise<ScenarioResult> {
   const def: ScenarioDef = scenarios[id];
-  if (def.kind !== 'client') {
+  if (def.kind === 'memory' || def.kind === 'once') {
     const measure = id === 'held' ? 'held' : 'growth';
     const budget = ctx.counts[measure];
     const request: MemoryRequest = { measure, kind: ctx.kind, mode: ctx.mode, base: ctx.base, ...budget };
@@ -200,6 +201,9 @@ const rowDefs: RowDef[] = [
   ['growth', 'heapGrowthDataMiB', 'heap growth after GC without compiled code, MiB', 'lower', [abs(1)]],
   ['growth', 'heapAfterCloseDataMiB', 'heap after close − before open without compiled code, MiB', 'lower', [abs(0.25)]],
   ['payload-1m', 'p50Ms', 'p50 latency, ms', 'lower', [raw(1.0)]],
+  ['telemetry', 'cpuUsPerCallOff', 'client CPU µs/call, telemetry off', 'lower', []],
+  ['telemetry', 'noopOverOff', 'telemetry: true, nothing registered ÷ off', 'lower', [abs(1.05)]],
+  ['telemetry', 'recordingOverOff', 'recording (SDK tracer and meter) ÷ off, stated', 'lower', []],
   ['size', 'coldStartMs', 'cold start, ms', 'lower', [sdk(1.0)], ['sse']],
   ['size', 'bundleGzipKiB', 'browser bundle, Client + transport, gzip KiB', 'lower', [sdk(1.1)], ['sse', 'modern']],
 ];
@@ -337,7 +341,9 @@ async function main(): Promise<void> {
     return def.modes
       .filter((mode) => profile.modes.includes(mode))
       .flatMap((mode) => {
-        const kinds = clients.filter((k) => (def.kind !== 'once' || k === 'this') && (mode !== 'modern' || k === 'this' || k === 'sdk'));
+        const kinds = clients.filter(
+          (k) => ((def.kind !== 'once' && def.kind !== 'this') || k === 'this') && (mode !== 'modern' || k === 'this' || k === 'sdk'),
+        );
         const k = kinds.length === 0 ? 0 : (round - 1) % kinds.length;
         return [...kinds.slice(k), ...kinds.slice(0, k)].map((kind) => ({ mode, kind }));
       });

@@ -88,8 +88,14 @@ async function measured(base: string, body: () => Promise<void>): Promise<Window
   return { ms, cpuUs: cpu.user + cpu.system, serverCpuUs, connections: after.connections - before.connections };
 }
 
-async function withSession(ctx: ScenarioContext, body: (client: BenchClient) => Promise<{ metrics: Metrics; window: Window }>) {
-  const client = createClient(ctx.kind, endpointUrl(ctx.base, ctx.mode), ctx.mode);
+type ThisOptions = Parameters<typeof createClient>[3];
+
+async function withSession(
+  ctx: ScenarioContext,
+  body: (client: BenchClient) => Promise<{ metrics: Metrics; window: Window }>,
+  options?: ThisOptions,
+) {
+  const client = createClient(ctx.kind, endpointUrl(ctx.base, ctx.mode), ctx.mode, options);
   await client.connect();
   try {
     const { metrics, window } = await body(client);
@@ -101,27 +107,31 @@ async function withSession(ctx: ScenarioContext, body: (client: BenchClient) => 
 }
 
 /** Sequential echo calls of `text`: calls/s, p50/p99 latency, client CPU per call. */
-function sequentialOf(ctx: ScenarioContext, text: string, budget: Budget): Promise<ScenarioResult> {
-  return withSession(ctx, async (client) => {
-    for (let i = 0; i < Math.min(50, budget.count); i++) await echo(client, text);
-    const latencies: number[] = [];
-    const window = await measured(ctx.base, async () => {
-      const deadline = performance.now() + budget.seconds * 1000;
-      for (let i = 0; i < budget.count && performance.now() < deadline; i++) {
-        const t = performance.now();
-        await echo(client, text);
-        latencies.push(performance.now() - t);
-      }
-    });
-    const n = latencies.length;
-    const metrics = {
-      callsPerSec: (n / window.ms) * 1000,
-      p50Ms: median(latencies),
-      p99Ms: percentile(latencies, 99),
-      cpuUsPerCall: window.cpuUs / n,
-    };
-    return { window, metrics: { ...metrics, calls: n } };
-  });
+function sequentialOf(ctx: ScenarioContext, text: string, budget: Budget, options?: ThisOptions): Promise<ScenarioResult> {
+  return withSession(
+    ctx,
+    async (client) => {
+      for (let i = 0; i < Math.min(50, budget.count); i++) await echo(client, text);
+      const latencies: number[] = [];
+      const window = await measured(ctx.base, async () => {
+        const deadline = performance.now() + budget.seconds * 1000;
+        for (let i = 0; i < budget.count && performance.now() < deadline; i++) {
+          const t = performance.now();
+          await echo(client, text);
+          latencies.push(performance.now() - t);
+        }
+      });
+      const n = latencies.length;
+      const metrics = {
+        callsPerSec: (n / window.ms) * 1000,
+        p50Ms: median(latencies),
+        p99Ms: percentile(latencies, 99),
+        cpuUsPerCall: window.cpuUs / n,
+      };
+      return { window, metrics: { ...metrics, calls: n } };
+    },
+    options,
+  );
 }
 
 /** `concurrency` calls in flight on one session: calls/s and client CPU per call. */
@@ -214,6 +224,44 @@ async function cycles(ctx: ScenarioContext): Promise<ScenarioResult> {
   };
 }
 
+/**
+ * O2: this transport's client CPU per sequential echo call with telemetry off (no option), on with
+ * nothing registered (`telemetry: true`), and recording (`{ tracer, meter }` of the OpenTelemetry
+ * SDK, spans kept in memory), a session each, in the order A B C C B A; the row shows the last two over off.
+ */
+async function telemetry(ctx: ScenarioContext): Promise<ScenarioResult> {
+  const { BasicTracerProvider, SimpleSpanProcessor, InMemorySpanExporter } = await import('@opentelemetry/sdk-trace-base');
+  const { MeterProvider, MetricReader } = await import('@opentelemetry/sdk-metrics');
+  class Reader extends MetricReader {
+    protected onShutdown = () => Promise.resolve();
+    protected onForceFlush = () => Promise.resolve();
+  }
+  const spans = new InMemorySpanExporter();
+  const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] }).getTracer('bench');
+  const meter = new MeterProvider({ readers: [new Reader()] }).getMeter('bench');
+  const variants: [string, ThisOptions][] = [
+    ['Off', {}],
+    ['Noop', { telemetry: true }],
+    ['Recording', { telemetry: { tracer, meter } }],
+  ];
+  const cpu: Metrics = {};
+  const errors: string[] = [];
+  // A B C C B A: a drift over the run (warming, the heap) weighs on each variant alike.
+  for (const [name, options] of [...variants, ...variants.reverse()]) {
+    const result = await sequentialOf(ctx, 'hello', ctx.counts.sequential, options);
+    cpu[name] = (cpu[name] ?? 0) + (result.metrics.cpuUsPerCall ?? Number.NaN) / 2;
+    errors.push(...result.errors);
+    spans.reset();
+  }
+  const off = cpu.Off ?? Number.NaN;
+  const metrics = {
+    cpuUsPerCallOff: off,
+    noopOverOff: (cpu.Noop ?? Number.NaN) / off,
+    recordingOverOff: (cpu.Recording ?? Number.NaN) / off,
+  };
+  return { metrics, errors, serverCpuUs: Number.NaN, connections: Number.NaN };
+}
+
 /** The scenarios a client runs in its own process (`bench/scenarios.ts client`), by id. */
 export const clientScenarios = {
   sequential: (ctx: ScenarioContext) => sequentialOf(ctx, 'hello', ctx.counts.sequential),
@@ -221,6 +269,7 @@ export const clientScenarios = {
   progress: (ctx: ScenarioContext) => notifications(ctx, 'progress'),
   log: (ctx: ScenarioContext) => notifications(ctx, 'log'),
   cycles,
+  telemetry,
   'payload-1m': (ctx: ScenarioContext) => {
     const budget = ctx.counts.payloads.find((p) => p.bytes === 1024 * 1024);
     if (budget === undefined) throw new Error('no budget for 1 MiB payloads');
