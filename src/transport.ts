@@ -19,7 +19,6 @@ import {
   McpTransportError,
   OfflineError,
   StreamEndedError,
-  toError,
   TransportFailedError,
 } from '../machines/errors.js';
 import { resumePoint } from '../machines/standalone-stream.js';
@@ -267,63 +266,24 @@ export class StreamableHTTPClientTransport {
       const telemetry = this.telemetry;
       return telemetry === undefined || !telemetry.enabled()
         ? this.dispatchAll(message, options)
-        : this.traced(telemetry, message, options);
+        : telemetry.traced(message, options, this.actor.getSnapshot().context, this.dispatchEither);
     }
     const invalid = this.invalid(message);
     if (invalid) return Promise.reject(invalid);
     const telemetry = this.telemetry;
-    return telemetry === undefined || !telemetry.enabled() ? this.dispatch(message, options) : this.traced(telemetry, message, options);
+    return telemetry === undefined || !telemetry.enabled()
+      ? this.dispatch(message, options)
+      : telemetry.traced(message, options, this.actor.getSnapshot().context, this.dispatchEither);
   }
+
+  /** What a traced send() sends with (O1): one message, or a list as `dispatchAll` sends it. */
+  private readonly dispatchEither = (message: JSONRPCMessage | JSONRPCMessage[], options: SendOptions | undefined): Promise<void> =>
+    Array.isArray(message) ? this.dispatchAll(message, options) : this.dispatch(message, options);
 
   /** A list: one batch POST where the protocol revision allows it (H1), else each on its own. */
   private dispatchAll(messages: JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {
     if (this.actor.getSnapshot().context.batching) return this.dispatch(messages, options);
     return Promise.all(messages.map((item) => this.dispatch(item, options))).then(() => undefined);
-  }
-
-  /**
-   * O1: send() with telemetry: each message's span starts here (and the trace context goes into a
-   * copy of it); a request's span ends when its answer is delivered, a notification's when it was
-   * accepted, either when send() rejects or the caller gives up on it.
-   */
-  private traced(telemetry: Telemetry, message: JSONRPCMessage | JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {
-    const { sessionId, protocolVersion } = this.actor.getSnapshot().context;
-    const messages = (Array.isArray(message) ? message : [message]).map((item) => telemetry.sending(item, sessionId, protocolVersion));
-    // The caller's abort ends a request's span whenever it comes (its answer may still be streaming after send() resolved).
-    const signal = options?.requestSignal;
-    signal?.addEventListener(
-      'abort',
-      () => {
-        for (const item of messages) if ('id' in item && 'method' in item) telemetry.abandoned(item.id, 'aborted');
-      },
-      { once: true },
-    );
-    // E7: a stream that ended without the answer (the v2 Client learns of it there) ends the span too; after the answer it is a no-op.
-    const onStreamEnd = options?.onRequestStreamEnd;
-    if (onStreamEnd !== undefined) {
-      options = Object.assign({}, options, {
-        onRequestStreamEnd: () => {
-          // After the chart's step that may deliver the answer in the same turn, whichever action runs first.
-          queueMicrotask(() => {
-            for (const item of messages) if ('id' in item && 'method' in item) telemetry.abandoned(item.id, 'StreamEndedError');
-          });
-          onStreamEnd();
-        },
-      });
-    }
-    const settled = (error: Error | undefined) => {
-      for (const item of messages) telemetry.sent(item, error);
-    };
-    const sent = Array.isArray(message) ? this.dispatchAll(messages, options) : this.dispatch(messages[0] as JSONRPCMessage, options);
-    return sent.then(
-      () => {
-        settled(undefined);
-      },
-      (error: unknown) => {
-        settled(toError(error));
-        throw error;
-      },
-    );
   }
 
   /**

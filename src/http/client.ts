@@ -149,38 +149,6 @@ export function chooseSender(options: {
   return { fetch: fetchFn, send: fast ?? viaFetch };
 }
 
-/**
- * N3: `send` with the cookie jar: each request (a followed redirect too) carries the jar's
- * cookies for its URL after the caller's own, and each response's `Set-Cookie` is kept before
- * the response is handed on, so the next request carries it.
- */
-function withCookies(send: HttpSend, jar: CookieStore): HttpSend {
-  return (url, init, control) => {
-    const cookie = jar.header(url);
-    let sent = init;
-    if (cookie !== undefined) {
-      // Copies: a followed redirect is sent with the same init, and must not carry the cookies twice.
-      const headers: Record<string, string> = Object.assign({}, init.headers as Record<string, string> | undefined);
-      const own = headers.cookie;
-      headers.cookie = own === undefined || own === '' ? cookie : `${own}; ${cookie}`;
-      sent = Object.assign({}, init);
-      sent.headers = headers;
-    }
-    return send(url, sent, control).then((response) => {
-      const kept = jar.keep(url, setCookiesOf(response));
-      return kept === undefined ? response : kept.then(() => response);
-    });
-  };
-}
-
-/** Each `Set-Cookie` field of a response: from `getSetCookie()` when the response has it, else split from the joined value. */
-function setCookiesOf(response: HttpResponse): readonly string[] {
-  if (typeof response.headers.getSetCookie === 'function') return response.headers.getSetCookie();
-  const joined = response.headers.get('set-cookie');
-  // A comma starts a new cookie only before `name=`: an Expires date's comma ("Wed, 21 Oct …") does not.
-  return joined === null ? [] : joined.split(/,\s*(?=[^;,=\s]+=)/);
-}
-
 /** The part of the SDK's `OAuthClientProvider` this module reads: the current tokens. */
 export interface TokenSource {
   tokens(): { access_token: string; token_type?: string } | undefined | Promise<{ access_token: string; token_type?: string } | undefined>;
@@ -276,7 +244,7 @@ export class HttpClient {
   private readonly send: HttpSend;
 
   constructor(private readonly config: HttpConfig) {
-    this.send = config.cookies === undefined ? config.send : withCookies(config.send, config.cookies);
+    this.send = config.cookies === undefined ? config.send : config.cookies.wrap(config.send);
   }
 
   get url(): URL {

@@ -7,6 +7,7 @@
  * (src/node.ts); a browser keeps its own cookies.
  */
 import type * as ToughCookie from 'tough-cookie';
+import type { HttpResponse, HttpSend } from './client.js';
 
 /** What the HTTP client needs of a jar. */
 export interface CookieStore {
@@ -16,6 +17,8 @@ export interface CookieStore {
   keep(url: URL, setCookies: readonly string[]): Promise<void> | undefined;
   /** Forgets every cookie (the session ended). */
   clear(): void;
+  /** `send` with this jar: its cookies go out on each request, each answer's `Set-Cookie` is kept. */
+  wrap(send: HttpSend): HttpSend;
 }
 
 let tough: typeof ToughCookie | undefined;
@@ -64,9 +67,45 @@ class OriginCookies implements CookieStore {
   clear(): void {
     this.jar = undefined;
   }
+
+  wrap(send: HttpSend): HttpSend {
+    return withCookies(send, this);
+  }
 }
 
 /** N3: a new jar for the transport of `endpoint`. */
 export function originCookieStore(endpoint: URL): CookieStore {
   return new OriginCookies(endpoint);
+}
+
+/**
+ * N3: `send` with the cookie jar: each request (a followed redirect too) carries the jar's
+ * cookies for its URL after the caller's own, and each response's `Set-Cookie` is kept before
+ * the response is handed on, so the next request carries it.
+ */
+function withCookies(send: HttpSend, jar: CookieStore): HttpSend {
+  return (url, init, control) => {
+    const cookie = jar.header(url);
+    let sent = init;
+    if (cookie !== undefined) {
+      // Copies: a followed redirect is sent with the same init, and must not carry the cookies twice.
+      const headers: Record<string, string> = Object.assign({}, init.headers as Record<string, string> | undefined);
+      const own = headers.cookie;
+      headers.cookie = own === undefined || own === '' ? cookie : `${own}; ${cookie}`;
+      sent = Object.assign({}, init);
+      sent.headers = headers;
+    }
+    return send(url, sent, control).then((response) => {
+      const kept = jar.keep(url, setCookiesOf(response));
+      return kept === undefined ? response : kept.then(() => response);
+    });
+  };
+}
+
+/** Each `Set-Cookie` field of a response: from `getSetCookie()` when the response has it, else split from the joined value. */
+function setCookiesOf(response: HttpResponse): readonly string[] {
+  if (typeof response.headers.getSetCookie === 'function') return response.headers.getSetCookie();
+  const joined = response.headers.get('set-cookie');
+  // A comma starts a new cookie only before `name=`: an Expires date's comma ("Wed, 21 Oct …") does not.
+  return joined === null ? [] : joined.split(/,\s*(?=[^;,=\s]+=)/);
 }

@@ -41,14 +41,29 @@ export interface HttpAttempt {
   answered<R extends PostResult | GetResult>(result: R): R;
 }
 
+/** What a traced send() reads of the caller's send options. */
+export interface TracedSendOptions {
+  requestSignal?: AbortSignal | undefined;
+  onRequestStreamEnd?: (() => void) | undefined;
+}
+
 /** A loaded telemetry, one per transport: what the facade and the I/O actors call while it is on. */
 export interface Telemetry {
   /** O2: anything to record (a tracer provider registered, or a meter); when not, send() takes its untraced path. */
   enabled(): boolean;
   /** A message the caller sends: its span starts. Returns what to send: a copy with trace context in `params._meta`, or the message. */
   sending(message: JSONRPCMessage, sessionId: string | undefined, protocolVersion: string | undefined): JSONRPCMessage;
-  /** send() settled; `error` when it rejected. A notification's span ends here, a request's only on an error. */
-  sent(message: JSONRPCMessage, error: Error | undefined): void;
+  /**
+   * send() with telemetry: each message's span starts (and the trace context goes into a copy of
+   * it), then `dispatch` sends; a request's span ends when its answer is delivered, a
+   * notification's when it was accepted, either when send() rejects or the caller gives up on it.
+   */
+  traced<O extends TracedSendOptions>(
+    message: JSONRPCMessage | JSONRPCMessage[],
+    options: O | undefined,
+    context: { sessionId: string | undefined; protocolVersion: string | undefined },
+    dispatch: (message: JSONRPCMessage | JSONRPCMessage[], options: O | undefined) => Promise<void>,
+  ): Promise<void>;
   /** A message on its way to `onmessage`: a response ends its request's span. */
   delivered(message: JSONRPCMessage): void;
   /** The caller gave up on a request (its requestSignal, a notifications/cancelled). */

@@ -15,8 +15,8 @@ import type { GetResult, JSONRPCId, JSONRPCMessage, PostResult } from '../../mac
 import type { ConnectionMachine } from '../../machines/connection/index.js';
 import { envelopeVersion, fingerprint, INITIALIZE } from '../../machines/connection/index.js';
 import { requestIdsOf } from '../../machines/post-stream.js';
-import { McpTransportError, statusOf } from '../../machines/errors.js';
-import type { HttpAttempt, Recovery, Telemetry, TelemetryOption } from './option.js';
+import { McpTransportError, statusOf, toError } from '../../machines/errors.js';
+import type { HttpAttempt, Recovery, Telemetry, TelemetryOption, TracedSendOptions } from './option.js';
 
 /** The instrumentation scope: this package. */
 const scope = 'mcp-xstate-transport';
@@ -205,7 +205,48 @@ export class OpenTelemetry implements Telemetry {
     return sent;
   }
 
-  sent(message: JSONRPCMessage, error: Error | undefined): void {
+  traced<O extends TracedSendOptions>(
+    message: JSONRPCMessage | JSONRPCMessage[],
+    options: O | undefined,
+    { sessionId, protocolVersion }: { sessionId: string | undefined; protocolVersion: string | undefined },
+    dispatch: (message: JSONRPCMessage | JSONRPCMessage[], options: O | undefined) => Promise<void>,
+  ): Promise<void> {
+    const messages = (Array.isArray(message) ? message : [message]).map((item) => this.sending(item, sessionId, protocolVersion));
+    // The caller's abort ends a request's span whenever it comes (its answer may still be streaming after send() resolved).
+    options?.requestSignal?.addEventListener(
+      'abort',
+      () => {
+        for (const item of messages) if ('id' in item && 'method' in item) this.abandoned(item.id, 'aborted');
+      },
+      { once: true },
+    );
+    // E7: a stream that ended without the answer (the v2 Client learns of it there) ends the span too; after the answer it is a no-op.
+    const onStreamEnd = options?.onRequestStreamEnd;
+    if (options !== undefined && onStreamEnd !== undefined) {
+      options = Object.assign({}, options, {
+        onRequestStreamEnd: () => {
+          // After the chart's step that may deliver the answer in the same turn, whichever action runs first.
+          queueMicrotask(() => {
+            for (const item of messages) if ('id' in item && 'method' in item) this.abandoned(item.id, 'StreamEndedError');
+          });
+          onStreamEnd();
+        },
+      });
+    }
+    const sent = dispatch(Array.isArray(message) ? messages : (messages[0] as JSONRPCMessage), options);
+    return sent.then(
+      () => {
+        for (const item of messages) this.sent(item, undefined);
+      },
+      (error: unknown) => {
+        for (const item of messages) this.sent(item, toError(error));
+        throw error;
+      },
+    );
+  }
+
+  /** send() settled; `error` when it rejected. A notification's span ends here, a request's only on an error. */
+  private sent(message: JSONRPCMessage, error: Error | undefined): void {
     if (!('id' in message) || !('method' in message)) {
       const call = this.notifications.get(message);
       if (call === undefined) return;
