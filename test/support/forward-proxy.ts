@@ -2,9 +2,10 @@
  * A small HTTP proxy on 127.0.0.1 that counts what passes through it: CONNECT tunnels (what
  * undici's ProxyAgent opens) and absolute-URI forwarded requests. Targets must be loopback.
  */
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { forwardTo } from './http.js';
 
 export interface ForwardProxy {
   url: URL;
@@ -36,17 +37,7 @@ export async function startForwardProxy(): Promise<ForwardProxy> {
       return;
     }
     forwarded.push(`${req.method ?? 'GET'} ${target.href}`);
-    const upstream = request(target, { method: req.method ?? 'GET', headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    upstream.on('error', () => {
-      res.destroy();
-    });
-    res.on('close', () => {
-      upstream.destroy();
-    });
-    req.pipe(upstream);
+    forwardTo(req, res, target);
   });
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);

@@ -3,7 +3,7 @@
  * scripted and puppet servers, the OAuth fixtures, the CORS front): read a request body, pick a
  * field out of a JSON-RPC body, listen and shut down, and keep a log of requests a test can wait on.
  */
-import type { IncomingMessage, Server } from 'node:http';
+import { request, type Agent, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 /** The whole request body as bytes. */
@@ -123,4 +123,28 @@ export class RequestLog<T> {
       this.waiters.push(waiter);
     });
   }
+}
+
+/**
+ * Forwards `req` to `target` as it came (method, headers, body streamed) and the answer back to
+ * `res`; `headersOf` may change the answer's headers. Either side closing ends the other.
+ */
+export function forwardTo(
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: URL,
+  options: { agent?: Agent; headersOf?: (answer: IncomingMessage) => IncomingHttpHeaders } = {},
+): void {
+  const init = { method: req.method ?? 'GET', headers: req.headers, ...(options.agent === undefined ? {} : { agent: options.agent }) };
+  const upstream = request(target, init, (answer) => {
+    res.writeHead(answer.statusCode ?? 502, options.headersOf?.(answer) ?? answer.headers);
+    answer.pipe(res);
+  });
+  upstream.on('error', () => {
+    res.destroy();
+  });
+  res.on('close', () => {
+    upstream.destroy();
+  });
+  req.pipe(upstream);
 }

@@ -5,8 +5,8 @@
  * its answer sets the cookie naming the replica that served it. Each replica knows only its own
  * sessions, so a session's request that lands on another replica is answered 404.
  */
-import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
-import { listenLocal, shutDown } from './http.js';
+import { Agent, createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { forwardTo, listenLocal, shutDown } from './http.js';
 
 export interface StickyBalancer {
   url: URL;
@@ -58,21 +58,16 @@ export async function startStickyBalancer(replicas: readonly URL[]): Promise<Sti
     }
     routed[index] = (routed[index] ?? 0) + 1;
     const target = new URL(req.url ?? '/', replicas[index]);
-    const upstream = request(target, { method: req.method ?? 'GET', headers: req.headers, agent }, (answer) => {
-      const status = answer.statusCode ?? 502;
-      statuses.set(status, (statuses.get(status) ?? 0) + 1);
-      const headers = { ...answer.headers };
-      if (setCookie) headers['set-cookie'] = [...(answer.headers['set-cookie'] ?? []), `${cookieName}=${index}; Path=/; HttpOnly`];
-      res.writeHead(status, headers);
-      answer.pipe(res);
+    forwardTo(req, res, target, {
+      agent,
+      headersOf: (answer) => {
+        const status = answer.statusCode ?? 502;
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        const headers = { ...answer.headers };
+        if (setCookie) headers['set-cookie'] = [...(answer.headers['set-cookie'] ?? []), `${cookieName}=${index}; Path=/; HttpOnly`];
+        return headers;
+      },
     });
-    upstream.on('error', () => {
-      res.destroy();
-    });
-    res.on('close', () => {
-      upstream.destroy();
-    });
-    req.pipe(upstream);
   });
   const port = await listenLocal(server);
   balancer.url = new URL(`http://127.0.0.1:${port}/mcp`);
