@@ -274,7 +274,7 @@ describe('the chart view in headless Chromium', () => {
     },
   );
 
-  it('W5: the view server refuses a non-loopback Host header and lines that are not recorder lines', async () => {
+  it('W5, U9: the view server refuses a non-loopback Host header and lines that are not recorder lines, naming each', async () => {
     // fetch may not set Host: a plain request, as a DNS-rebinding page would arrive.
     const refused = await new Promise<number | undefined>((resolve, reject) => {
       request(view!.url, { headers: { host: `example.com:${view!.url.port}` } }, (response) => {
@@ -287,7 +287,15 @@ describe('the chart view in headless Chromium', () => {
     expect(refused).toBe(421);
     const bad = await fetch(view!.ingestUrl, { method: 'POST', body: 'not json\n{"kind":1}' });
     expect(bad.status).toBe(400);
-    expect(await bad.json()).toEqual({ accepted: 0, rejected: 2 });
+    // U9: each refused line is named, with the field and the shape it wanted.
+    expect(await bad.json()).toEqual({
+      accepted: 0,
+      rejected: 2,
+      problems: [
+        'not a recording: line 1: expected one JSON object per line, got text that is not JSON',
+        'not a recording: line 2: kind: expected one of header, actor, event, snapshot, emit, timer, cancel, got a number',
+      ],
+    });
     expect(readFileSync(recordingFile, 'utf8')).toContain('"kind":"header"');
   });
 });
