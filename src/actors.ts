@@ -7,7 +7,7 @@ import type { OpenStandaloneInput } from '../machines/standalone-stream.js';
 import type { HttpClient } from './http/client.js';
 import { deleteSession, openEventStream, postMessage, type ExchangeOptions } from './http/exchanges.js';
 import { readEventStream } from './sse/reader.js';
-import { authorize, type SdkGeneration } from './http/auth.js';
+import type { SdkGeneration } from './http/auth.js';
 import { openLegacyStream } from './legacy/stream.js';
 import { networkEvents, type NetworkSignal } from './network.js';
 import type { HttpAttempt, Telemetry } from './telemetry/option.js';
@@ -112,15 +112,20 @@ export const ioActors = {
   authorize: fromPromise<'AUTHORIZED', { challenge: AuthChallenge | undefined }>(({ input, signal, system }) => {
     const io = ioOf(system);
     if (io.authProvider === undefined) throw new Error('authorizing without an authProvider');
+    const provider = io.authProvider;
     // Leaving `authorizing` (close, for one) aborts the OAuth requests still running.
-    return authorize({
-      provider: io.authProvider,
-      serverUrl: io.http.url,
-      challenge: input.challenge,
-      fetch: io.http.authFetchFor(signal),
-      sdk: io.sdk,
-      skipIssuerMetadataValidation: io.skipIssuerMetadataValidation,
-    });
+    const fetch = io.http.authFetchFor(signal);
+    // The OAuth glue is loaded with the first authorization: a transport without an authProvider carries none of it.
+    return import('./http/auth.js').then(({ authorize }) =>
+      authorize({
+        provider,
+        serverUrl: io.http.url,
+        challenge: input.challenge,
+        fetch,
+        sdk: io.sdk,
+        skipIssuerMetadataValidation: io.skipIssuerMetadataValidation,
+      }),
+    );
   }),
   readStream: fromCallback<StreamReaderCommand, ReadStreamInput>(({ input, sendBack, receive, system }) => {
     const io = ioOf(system);

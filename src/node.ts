@@ -4,12 +4,21 @@
  * for the session (N3). Browsers and bundlers for the web get `index.ts`, which never imports a
  * Node module (U5).
  */
-import { registerCookieStore, registerFastClient } from './http/client.js';
+import { registerSender } from './http/client.js';
 import { originCookieStore } from './http/cookies.js';
-import { nodeHttpClient } from './http/node.js';
+import { nodeSend } from './http/node.js';
 
-registerFastClient(nodeHttpClient);
-// N3: cookie affinity on Node, whichever client carries the requests (a browser keeps its own cookies).
-registerCookieStore(originCookieStore);
+registerSender((options, viaFetch) => {
+  const send = nodeSend(options, viaFetch);
+  // N3: cookie affinity on Node, whichever client carries the requests (a browser keeps its own cookies).
+  if (options.cookies === false) return { send };
+  const jar = originCookieStore(options.endpoint);
+  return {
+    send: jar.wrap(send),
+    sessionEnded: () => {
+      jar.clear();
+    },
+  };
+});
 
 export * from './index.js';

@@ -26,12 +26,6 @@ export interface TlsOptions {
   servername?: string | undefined;
 }
 
-/** N1, N2: what the Node client needs of the options besides `requestInit`. */
-export interface NodeClientOptions {
-  /** undefined: the environment's `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY`; false: no proxy; a URL: every request through it. */
-  proxy: URL | false | undefined;
-  tls: TlsOptions | undefined;
-}
 import type { TelemetryOption } from './telemetry/option.js';
 import { aBoolean, aCount, aDuration, aFunction, anObject, aString, issuesOf, isPlainObject, shape } from './validation.js';
 import * as z from './validation.js';
@@ -180,33 +174,6 @@ function isProxy(value: unknown): boolean {
   if (typeof value !== 'string' && !(value instanceof URL)) return false;
   const url = URL.canParse(value) ? new URL(value) : undefined;
   return url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:');
-}
-
-/**
- * N1-N3: the network options resolved, after `checkOptions` checked each one's shape. What no
- * single field can say is checked here: `cert` and `key` go together, and a caller's `fetch`
- * cannot take the Node client's `proxy` or `tls`. A problem throws `InvalidOptionsError` naming
- * the option, at construction rather than at the first request.
- */
-export function resolveNodeClientOptions(options: StreamableHTTPClientTransportOptions): NodeClientOptions {
-  const { proxy, tls } = options;
-  const proxyUrl = proxy === false || proxy === undefined ? proxy : new URL(proxy);
-  if (tls !== undefined && (tls.cert === undefined) !== (tls.key === undefined)) {
-    throw new InvalidOptionsError([
-      { field: tls.cert === undefined ? 'tls.cert' : 'tls.key', expected: 'tls.cert and tls.key together (mutual TLS)' },
-    ]);
-  }
-  // `proxy: false` (no proxy) asks nothing a fetch cannot do.
-  if (options.fetch !== undefined && (proxyUrl instanceof URL || tls !== undefined)) {
-    throw new InvalidOptionsError([
-      {
-        field: proxyUrl instanceof URL ? 'proxy' : 'tls',
-        expected:
-          "no fetch beside it: proxy and tls configure this transport's Node HTTP client, which a given fetch replaces (configure your fetch's own dispatcher instead)",
-      },
-    ]);
-  }
-  return { proxy: proxyUrl, tls };
 }
 
 /**

@@ -18,17 +18,10 @@ import { InvalidMessageError, McpTransportError, OfflineError, StreamEndedError,
 import { resumePoint } from '../machines/standalone-stream.js';
 import { attachIo, connectionSystemId, ioActors, type TransportIo } from './actors.js';
 import { redactingObserver } from './redaction.js';
-import { chooseSender, cookieStoreFor, HttpClient } from './http/client.js';
+import { chooseSender, HttpClient } from './http/client.js';
 import { baseHeaders, perRequestHeaders } from './http/headers.js';
-import {
-  checkOptions,
-  resolveChartOptions,
-  resolveExchangeOptions,
-  resolveNodeClientOptions,
-  type StreamableHTTPClientTransportOptions,
-} from './options.js';
+import { checkOptions, resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
-import { authorize, unauthorizedError } from './http/auth.js';
 import { browserNetwork } from './network.js';
 import { checkSavedState, restoredSession, type SavedTransportState } from './saved-state.js';
 import type { Telemetry, TelemetryOption } from './telemetry/option.js';
@@ -124,6 +117,8 @@ export class StreamableHTTPClientTransport {
   /** The running connection chart: subscribe to it, read its tags, inspect it. */
   readonly actor: Actor<ConnectionMachine>;
   private readonly http: HttpClient;
+  /** N3: what the sender keeps for a session (the Node entry's cookie jar) is dropped with this; undefined in a browser. */
+  private readonly sessionEnded: (() => void) | undefined;
   private readonly authProvider: object | undefined;
   /** E2: the versions the Client supports (`setSupportedProtocolVersions`), for the host to read. */
   private supportedVersions: readonly string[] | undefined;
@@ -148,17 +143,26 @@ export class StreamableHTTPClientTransport {
     this.telemetry = undefined;
     const { headers, signal, ...init } = options.requestInit ?? {};
     const redirectPolicy = options.redirectPolicy ?? 'same-origin';
-    // N1-N3: checked before anything starts; a bad value throws InvalidOptionsError.
-    const net = resolveNodeClientOptions(options);
+    // N1-N3: checked before anything starts; a proxy or tls no sender here honours throws InvalidOptionsError.
+    const { fetch, send, sessionEnded } = chooseSender({
+      endpoint,
+      fetch: options.fetch,
+      init,
+      redirectPolicy,
+      proxy: options.proxy,
+      tls: options.tls,
+      cookies: options.cookies,
+    });
+    this.sessionEnded = sessionEnded;
     this.http = new HttpClient({
       url: endpoint,
       signal: signal ?? undefined,
-      ...chooseSender({ fetch: options.fetch, init, redirectPolicy, net }),
+      fetch,
+      send,
       init,
       headers: baseHeaders(headers, options.authProvider !== undefined),
       tokens: options.authProvider,
       redirectPolicy,
-      cookies: cookieStoreFor(endpoint, options.cookies),
     });
     const sink: MessageSink = {
       // A handler that throws must not stop the chart that delivered to it: it is told through onerror.
@@ -307,6 +311,7 @@ export class StreamableHTTPClientTransport {
    * (`client.connect(transport)` restarts this transport).
    */
   async finishAuth(codeOrParams: string | URLSearchParams, iss?: string): Promise<void> {
+    const { authorize, unauthorizedError } = await import('./http/auth.js');
     if (this.authProvider === undefined) throw await unauthorizedError('No auth provider', this.io.sdk);
     // The v2 SDK's form: the redirect's query (`code`, and `iss` for RFC 9207) instead of the code alone.
     const params = typeof codeOrParams === 'string' ? undefined : codeOrParams;
@@ -451,8 +456,8 @@ export class StreamableHTTPClientTransport {
         this.onclose?.();
         return;
       case 'session.ended':
-        // N3: what was kept for the session (its cookies) ends with it.
-        this.http.forgetCookies();
+        // N3: what was kept for the session (its cookies, on Node) ends with it.
+        this.sessionEnded?.();
         return;
       case 'session.changed':
         return;

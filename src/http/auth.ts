@@ -3,6 +3,9 @@ import { McpTransportError } from '../../machines/errors.js';
 import type { FetchLike } from './client.js';
 
 /**
+ * Loaded with `import()` only when an authProvider authorizes (its first 401, or finishAuth()),
+ * so a transport without one carries none of this.
+ *
  * OAuth goes through the official SDK's own `auth()` flow (discovery, PKCE, registration,
  * refresh): the SDK is an optional peer dependency, loaded only when an authProvider needs it.
  * Which SDK's follows the Client on top: under the v2 Client (`@modelcontextprotocol/client`), the
@@ -63,20 +66,6 @@ export async function unauthorizedError(message?: string, prefer?: SdkGeneration
   const error = new UnauthorizedError(message);
   error.name = 'UnauthorizedError';
   return error;
-}
-
-/** `WWW-Authenticate: Bearer resource_metadata="…", scope="…", error="…"` (RFC 6750, RFC 9728). */
-export function parseChallenge(header: string | null): AuthChallenge | undefined {
-  if (header === null || !/^\s*bearer\b/i.test(header)) return undefined;
-  const challenge: AuthChallenge = {};
-  for (const match of header.matchAll(/([a-z_]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))/gi)) {
-    const key = (match[1] ?? '').toLowerCase();
-    const value = (match[2] ?? match[3] ?? '').replace(/\\(.)/g, '$1');
-    if (key === 'resource_metadata') challenge.resourceMetadataUrl = value;
-    else if (key === 'scope') challenge.scope = value;
-    else if (key === 'error') challenge.error = value;
-  }
-  return challenge;
 }
 
 export interface AuthorizeRequest {

@@ -2,8 +2,7 @@ import { InvalidOptionsError, TransportClosedError } from '../../machines/errors
 import type { ChunkSource } from '../../machines/types.js';
 import { discardBody } from './body.js';
 import type { BaseHeaders } from './headers.js';
-import type { NodeClientOptions } from '../options.js';
-import type { CookieStore } from './cookies.js';
+import type { TlsOptions } from '../options.js';
 
 /** A `fetch`-compatible function (the `fetch` option). */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -90,63 +89,52 @@ function fetchSender(fetchFn: FetchLike): HttpSend {
   };
 }
 
-/**
- * H11: makes the fast client for a transport's `requestInit` and network options (N1, N2), or
- * undefined when only fetch honours `requestInit`.
- */
-export type FastClientFactory = (init: RequestInit, fallback: HttpSend, net: NodeClientOptions) => HttpSend | undefined;
-
-let fastClient: FastClientFactory | undefined;
-let cookieStore: ((endpoint: URL) => CookieStore) | undefined;
-
-/** The Node entry registers its client here; the browser entry never does, so browsers use fetch. */
-export function registerFastClient(factory: FastClientFactory): void {
-  fastClient = factory;
-}
-
-/** N3: the Node entry registers its cookie jar here; the browser entry never does: a browser keeps its own cookies. */
-export function registerCookieStore(factory: (endpoint: URL) => CookieStore): void {
-  cookieStore = factory;
-}
-
-/** N3: a transport's cookie jar for its endpoint's origin; none in a browser, or with `cookies: false`. */
-export function cookieStoreFor(endpoint: URL, enabled: boolean | undefined): CookieStore | undefined {
-  return enabled === false ? undefined : cookieStore?.(endpoint);
-}
-
-/**
- * The sender for a transport: the caller's fetch when given (H9); else the registered fast
- * client when `requestInit` and the redirect policy allow it; else the global fetch. N1, N2: a
- * `proxy` or `tls` option that no sender can honour is refused.
- */
-export function chooseSender(options: {
+/** What picks a transport's sender: the options that say how its requests go out. */
+export interface SenderOptions {
+  endpoint: URL;
   fetch: FetchLike | undefined;
   init: RequestInit;
   redirectPolicy: 'same-origin' | 'follow';
-  net: NodeClientOptions;
-}): {
-  fetch: FetchLike;
+  /** N1, N2: the Node client's options, as given (their shapes checked by the constructor, U9). */
+  proxy: string | URL | false | undefined;
+  tls: TlsOptions | undefined;
+  /** N3: false, no cookie jar. */
+  cookies: boolean | undefined;
+}
+
+/** A transport's sender, and what it keeps for the session (N3: the Node entry's cookie jar). */
+export interface Sender {
   send: HttpSend;
-} {
+  /** The session ended (the chart's `session.ended`): what was kept for it goes. */
+  sessionEnded?: (() => void) | undefined;
+}
+
+/**
+ * H11, N1-N3: the Node entry's sender for a transport: its own client when the options allow it,
+ * else `viaFetch`; either with the session's cookie jar. It refuses (InvalidOptionsError) a `proxy`
+ * or `tls` that only its client honours when the options send requests through fetch.
+ */
+export type SenderFactory = (options: SenderOptions, viaFetch: HttpSend) => Sender;
+
+let nodeSender: SenderFactory | undefined;
+
+/** The Node entry registers its sender here; the browser entry never does, so browsers use fetch and keep their own cookies. */
+export function registerSender(factory: SenderFactory): void {
+  nodeSender = factory;
+}
+
+/** The sender for a transport: the Node entry's when registered, else fetch (the caller's when given, H9). */
+export function chooseSender(options: SenderOptions): Sender & { fetch: FetchLike } {
   const fetchFn: FetchLike = options.fetch ?? ((input, requestInit) => fetch(input, requestInit));
   const viaFetch = fetchSender(fetchFn);
-  const fast =
-    options.fetch === undefined && options.redirectPolicy === 'same-origin' ? fastClient?.(options.init, viaFetch, options.net) : undefined;
+  if (nodeSender !== undefined) return { fetch: fetchFn, ...nodeSender(options, viaFetch) };
   // `proxy: false` (no proxy) is what fetch does anyway.
-  if (fast === undefined && (options.net.proxy instanceof URL || options.net.tls !== undefined)) {
+  if ((options.proxy !== undefined && options.proxy !== false) || options.tls !== undefined) {
     throw new InvalidOptionsError([
-      {
-        field: options.net.proxy instanceof URL ? 'proxy' : 'tls',
-        expected:
-          fastClient === undefined
-            ? 'none here: proxy and tls are options of the Node HTTP client, and this is not the Node entry of the package (a browser keeps its own)'
-            : options.redirectPolicy !== 'same-origin'
-              ? "none with redirectPolicy 'follow': proxy and tls need the Node HTTP client, which 'follow' replaces with fetch"
-              : 'none with a requestInit field only fetch honours (e.g. dispatcher): proxy and tls need the Node HTTP client, which that replaces with fetch',
-      },
+      { field: options.tls === undefined ? 'proxy' : 'tls', expected: "none here: it is an option of the Node entry's HTTP client" },
     ]);
   }
-  return { fetch: fetchFn, send: fast ?? viaFetch };
+  return { fetch: fetchFn, send: viaFetch };
 }
 
 /** The part of the SDK's `OAuthClientProvider` this module reads: the current tokens. */
@@ -168,8 +156,6 @@ export interface HttpConfig {
   tokens: TokenSource | undefined;
   /** A3: 'same-origin' follows a redirect only within the origin; 'follow' leaves redirects to fetch. */
   redirectPolicy: 'same-origin' | 'follow';
-  /** N3: the session's cookies, kept for the endpoint's origin; undefined: none kept (browser, `cookies: false`). */
-  cookies: CookieStore | undefined;
 }
 
 const maxRedirects = 5;
@@ -240,20 +226,10 @@ export class HttpClient {
   /** Removes this lifetime's one listener from the caller's signal. */
   private unlinkOuter: (() => void) | undefined;
 
-  /** `config.send`, with the cookie jar when there is one (N3). */
-  private readonly send: HttpSend;
-
-  constructor(private readonly config: HttpConfig) {
-    this.send = config.cookies === undefined ? config.send : config.cookies.wrap(config.send);
-  }
+  constructor(private readonly config: HttpConfig) {}
 
   get url(): URL {
     return this.config.url;
-  }
-
-  /** N3: the session ended (the chart's `session.ended`): its cookies go with it. */
-  forgetCookies(): void {
-    this.config.cookies?.clear();
   }
 
   /** A new lifetime for a new start; the previous one stays ended. */
@@ -335,7 +311,7 @@ export class HttpClient {
       init.method = spec.method;
       init.headers = headers;
       if (spec.body !== undefined) init.body = spec.body;
-      const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init, this.send, control);
+      const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init, this.config.send, control);
       return { response, release, abort, detach };
     } catch (error) {
       release();

@@ -3,7 +3,7 @@ import type { PostRequestInput } from '../../machines/post-stream.js';
 import { formatStack, McpTransportError, MessageTooLargeError, ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
 import { cut, isResponse, sessionIdProblem, validateMessage } from '../schema.js';
 import { HttpClient, redirectTarget, RequestControl, type Exchange, type HttpResponse, type RequestSpec } from './client.js';
-import { parseChallenge } from './auth.js';
+import { parseChallenge } from './challenge.js';
 import { bodyHeaders, mediaType } from './headers.js';
 import { bodyOf, decodeUtf8, discardBody, errorBodyText, readBounded } from './body.js';
 

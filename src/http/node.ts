@@ -11,8 +11,16 @@ import type * as Https from 'node:https';
 import type { Readable } from 'node:stream';
 import type * as Zlib from 'node:zlib';
 import type { ChunkReader, ChunkSource } from '../../machines/types.js';
-import type { FastClientFactory, HttpResponse, HttpSend, RequestControl } from './client.js';
-import type { NodeClientOptions, TlsOptions } from '../options.js';
+import type { HttpResponse, HttpSend, RequestControl, SenderOptions } from './client.js';
+import type { TlsOptions } from '../options.js';
+import { InvalidOptionsError } from '../../machines/errors.js';
+
+/** N1, N2: what the Node client needs of the options besides `requestInit`. */
+export interface NodeClientOptions {
+  /** undefined: the environment's `HTTPS_PROXY` / `HTTP_PROXY` / `NO_PROXY`; false: no proxy; a URL: every request through it. */
+  proxy: URL | false | undefined;
+  tls: TlsOptions | undefined;
+}
 
 /**
  * An idle socket is closed after 4 s (as fetch's dispatcher does), or sooner when the server's
@@ -549,22 +557,50 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
 }
 
 /**
- * H11: the Node client for a transport, or undefined when `requestInit` asks for what only fetch
- * does. Each request still goes through `fallback` (fetch) while a custom global dispatcher is
- * set, unless the transport was given its own `proxy` or `tls` (N1, N2), which only this client
- * honours. The environment's proxy variables are read once, here, as the transport is made.
+ * N1, N2: the network options resolved, after the constructor checked each one's shape (U9). What
+ * no single field can say is checked here: `cert` and `key` go together, and a `proxy` or `tls`
+ * needs this client, which a caller's `fetch`, `redirectPolicy: 'follow'` or a `requestInit` field
+ * only fetch honours replaces. A problem throws `InvalidOptionsError` naming the option, at
+ * construction rather than at the first request.
  */
-export const nodeHttpClient: FastClientFactory = (
-  init: RequestInit,
-  fallback: HttpSend,
-  options: NodeClientOptions,
-): HttpSend | undefined => {
-  if (!honours(init)) return undefined;
-  const proxyFor = proxyChoice(options.proxy, process.env);
-  const tls = tlsFields(options.tls);
+function resolveNodeClientOptions(options: SenderOptions): NodeClientOptions {
+  const { proxy, tls } = options;
+  const proxyUrl = proxy === false || proxy === undefined ? proxy : new URL(proxy);
+  if (tls !== undefined && (tls.cert === undefined) !== (tls.key === undefined)) {
+    throw new InvalidOptionsError([
+      { field: tls.cert === undefined ? 'tls.cert' : 'tls.key', expected: 'tls.cert and tls.key together (mutual TLS)' },
+    ]);
+  }
+  // `proxy: false` (no proxy) asks nothing a fetch cannot do.
+  if (proxyUrl instanceof URL || tls !== undefined) {
+    const instead =
+      options.fetch !== undefined
+        ? "no fetch beside it: proxy and tls configure this transport's Node HTTP client, which a given fetch replaces (configure your fetch's own dispatcher instead)"
+        : options.redirectPolicy !== 'same-origin'
+          ? "none with redirectPolicy 'follow': proxy and tls need the Node HTTP client, which 'follow' replaces with fetch"
+          : honours(options.init)
+            ? undefined
+            : 'none with a requestInit field only fetch honours (e.g. dispatcher): proxy and tls need the Node HTTP client, which that replaces with fetch';
+    if (instead !== undefined) throw new InvalidOptionsError([{ field: proxyUrl instanceof URL ? 'proxy' : 'tls', expected: instead }]);
+  }
+  return { proxy: proxyUrl, tls };
+}
+
+/**
+ * H11: the Node client for a transport, or `viaFetch` when the caller gave a `fetch`, asked
+ * `redirectPolicy: 'follow'`, or a `requestInit` that only fetch honours. Each request still goes
+ * through `viaFetch` while a custom global dispatcher is set, unless the transport was given its
+ * own `proxy` or `tls` (N1, N2), which only this client honours. The environment's proxy
+ * variables are read once, here, as the transport is made.
+ */
+export function nodeSend(options: SenderOptions, viaFetch: HttpSend): HttpSend {
+  const resolved = resolveNodeClientOptions(options);
+  if (options.fetch !== undefined || options.redirectPolicy !== 'same-origin' || !honours(options.init)) return viaFetch;
+  const proxyFor = proxyChoice(resolved.proxy, process.env);
+  const tls = tlsFields(resolved.tls);
   const net: NetSettings = proxyFor === noProxy && tls === undefined ? direct : { proxyFor, tls };
-  const explicit = options.proxy !== undefined || options.tls !== undefined;
+  const explicit = resolved.proxy !== undefined || resolved.tls !== undefined;
   // Other schemes go to fetch, which names them ("unknown scheme") as it always did.
-  const viaFetch = (url: URL) => (url.protocol !== 'http:' && url.protocol !== 'https:') || (!explicit && hasCustomDispatcher());
-  return (url, requestInit, control) => (viaFetch(url) ? fallback(url, requestInit, control) : nodeRequest(url, requestInit, control, net));
-};
+  const fetchFor = (url: URL) => (url.protocol !== 'http:' && url.protocol !== 'https:') || (!explicit && hasCustomDispatcher());
+  return (url, requestInit, control) => (fetchFor(url) ? viaFetch(url, requestInit, control) : nodeRequest(url, requestInit, control, net));
+}

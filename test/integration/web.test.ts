@@ -4,9 +4,15 @@
  * Last-Event-ID so no notification is lost, and re-establishes a session the server forgot (F3)
  * from the saved initialize.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpTransportError, parseSavedState, StreamableHTTPClientTransport, type SavedTransportState } from '../../src/index.js';
+import {
+  InvalidOptionsError,
+  McpTransportError,
+  parseSavedState,
+  StreamableHTTPClientTransport,
+  type SavedTransportState,
+} from '../../src/index.js';
 import type { TestServer } from '../support/mcp-server.js';
 import { OrderedEventStore } from '../support/event-store.js';
 import { Started, textOf, until } from '../support/harness.js';
@@ -151,5 +157,29 @@ describe('W1: a saved transport state continues the session in a new transport',
     ]) {
       expect(() => parseSavedState(bad)).toThrow(McpTransportError);
     }
+  });
+});
+
+describe('N1, N2: the browser entry has no Node HTTP client', () => {
+  it('N1, N2: a proxy URL or tls on the browser entry throws InvalidOptionsError naming the option; proxy: false (what fetch does anyway) does not', async () => {
+    // The browser entry's own module graph: this project's setup registered the Node entry's sender on the shared one.
+    vi.resetModules();
+    const web = await import('../../src/index.js');
+    const url = new URL('http://127.0.0.1:1/mcp');
+    for (const [options, field] of [
+      [{ proxy: 'http://127.0.0.1:3128' }, 'proxy'],
+      [{ tls: { ca: 'PEM' } }, 'tls'],
+    ] as const) {
+      let error: unknown;
+      try {
+        new web.StreamableHTTPClientTransport(url, options);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error, field).toBeInstanceOf(web.InvalidOptionsError);
+      expect((error as InvalidOptionsError).field, field).toBe(field);
+      expect(String(error), field).toContain("an option of the Node entry's HTTP client");
+    }
+    expect(() => new web.StreamableHTTPClientTransport(url, { proxy: false })).not.toThrow();
   });
 });

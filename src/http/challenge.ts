@@ -1,0 +1,15 @@
+import type { AuthChallenge } from '../../machines/types.js';
+
+/** `WWW-Authenticate: Bearer resource_metadata="…", scope="…", error="…"` (RFC 6750, RFC 9728). */
+export function parseChallenge(header: string | null): AuthChallenge | undefined {
+  if (header === null || !/^\s*bearer\b/i.test(header)) return undefined;
+  const challenge: AuthChallenge = {};
+  for (const match of header.matchAll(/([a-z_]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))/gi)) {
+    const key = (match[1] ?? '').toLowerCase();
+    const value = (match[2] ?? match[3] ?? '').replace(/\\(.)/g, '$1');
+    if (key === 'resource_metadata') challenge.resourceMetadataUrl = value;
+    else if (key === 'scope') challenge.scope = value;
+    else if (key === 'error') challenge.error = value;
+  }
+  return challenge;
+}
