@@ -1,6 +1,7 @@
 import { fromCallback, fromPromise } from 'xstate';
 import type { AuthChallenge, GetResult, MessageSink, PostResult } from '../machines/types.js';
 import type { DataPlaneCommand, DeleteSessionInput } from '../machines/connection/index.js';
+import { McpTransportError } from '../machines/errors.js';
 import { DataPlane } from './data-plane.js';
 import type { PostRequestInput, ReadStreamInput, ResumeInput, StreamReaderCommand, StreamReaderEvent } from '../machines/post-stream.js';
 import type { OpenStandaloneInput } from '../machines/standalone-stream.js';
@@ -124,6 +125,7 @@ export const ioActors = {
         fetch,
         sdk: io.sdk,
         skipIssuerMetadataValidation: io.skipIssuerMetadataValidation,
+        TransportError: McpTransportError,
       }),
     );
   }),

@@ -8,13 +8,22 @@ import {
   isRequest,
   sessionOf,
   envelopeVersion,
+  fingerprint,
   type ConnectionEmitted,
   type ConnectionMachine,
 } from '../machines/connection/index.js';
-import { postStreamMachine } from '../machines/post-stream.js';
+import { postStreamMachine, requestIdsOf } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/types.js';
-import { InvalidMessageError, McpTransportError, OfflineError, StreamEndedError, TransportFailedError } from '../machines/errors.js';
+import {
+  InvalidMessageError,
+  McpTransportError,
+  OfflineError,
+  statusOf,
+  StreamEndedError,
+  toError,
+  TransportFailedError,
+} from '../machines/errors.js';
 import { resumePoint } from '../machines/standalone-stream.js';
 import { attachIo, connectionSystemId, ioActors, type TransportIo } from './actors.js';
 import { redactingObserver } from './redaction.js';
@@ -243,7 +252,14 @@ export class StreamableHTTPClientTransport {
 
   private async loadTelemetry(option: TelemetryOption): Promise<void> {
     const { createTelemetry } = await import('./telemetry/otel.js');
-    this.telemetry ??= await createTelemetry(option, this.http.url, this.actor);
+    this.telemetry ??= await createTelemetry(option, this.http.url, this.actor, {
+      envelopeVersion,
+      fingerprint,
+      requestIdsOf,
+      statusOf,
+      toError,
+      McpTransportError,
+    });
     this.io.telemetry = this.telemetry;
     // close() may have come while the module loaded.
     if (!this.actor.getSnapshot().can({ type: 'start' })) throw new McpTransportError('transport closed while it was starting');
@@ -312,7 +328,7 @@ export class StreamableHTTPClientTransport {
    */
   async finishAuth(codeOrParams: string | URLSearchParams, iss?: string): Promise<void> {
     const { authorize, unauthorizedError } = await import('./http/auth.js');
-    if (this.authProvider === undefined) throw await unauthorizedError('No auth provider', this.io.sdk);
+    if (this.authProvider === undefined) throw await unauthorizedError(McpTransportError, 'No auth provider', this.io.sdk);
     // The v2 SDK's form: the redirect's query (`code`, and `iss` for RFC 9207) instead of the code alone.
     const params = typeof codeOrParams === 'string' ? undefined : codeOrParams;
     const authorizationCode = params === undefined ? (codeOrParams as string) : (params.get('code') ?? '');
@@ -325,6 +341,7 @@ export class StreamableHTTPClientTransport {
       iss: params === undefined ? iss : (params.get('iss') ?? undefined),
       sdk: this.io.sdk,
       skipIssuerMetadataValidation: this.io.skipIssuerMetadataValidation,
+      TransportError: McpTransportError,
     });
   }
 

@@ -1,5 +1,5 @@
 import type { AuthChallenge } from '../../machines/types.js';
-import { McpTransportError } from '../../machines/errors.js';
+import type { McpTransportError } from '../../machines/errors.js';
 import type { FetchLike } from './client.js';
 
 /**
@@ -46,13 +46,18 @@ const loaded: Record<SdkGeneration, Promise<SdkAuthModule> | undefined> = { v2: 
 const importV2 = () => import('@modelcontextprotocol/client').then((module) => module as unknown as SdkAuthModule);
 const importV1 = () => import('@modelcontextprotocol/sdk/client/auth.js').then((module) => module as unknown as SdkAuthModule);
 
-function loadSdkAuth(prefer: SdkGeneration = '1.x'): Promise<SdkAuthModule> {
+/**
+ * `TransportError` is the transport's McpTransportError, handed over by the caller: a run-time
+ * import of machines/errors.js from this lazily loaded module would make a bundler split the
+ * page's eager code into a chunk shared with it (the doors test holds it to that).
+ */
+function loadSdkAuth(TransportError: typeof McpTransportError, prefer: SdkGeneration = '1.x'): Promise<SdkAuthModule> {
   const [first, second] = prefer === 'v2' ? [importV2, importV1] : [importV1, importV2];
   const pending = (loaded[prefer] ??= first()
     .catch(second)
     .catch((cause: unknown) => {
       loaded[prefer] = undefined;
-      throw new McpTransportError(
+      throw new TransportError(
         'authProvider needs the optional peer dependency @modelcontextprotocol/client (v2) or @modelcontextprotocol/sdk (1.x): npm install @modelcontextprotocol/client',
         { cause },
       );
@@ -61,8 +66,12 @@ function loadSdkAuth(prefer: SdkGeneration = '1.x'): Promise<SdkAuthModule> {
 }
 
 /** The SDK's UnauthorizedError, named so that it reads as what it is (the SDK leaves its name 'Error'). */
-export async function unauthorizedError(message?: string, prefer?: SdkGeneration): Promise<Error> {
-  const { UnauthorizedError } = await loadSdkAuth(prefer);
+export async function unauthorizedError(
+  TransportError: typeof McpTransportError,
+  message?: string,
+  prefer?: SdkGeneration,
+): Promise<Error> {
+  const { UnauthorizedError } = await loadSdkAuth(TransportError, prefer);
   const error = new UnauthorizedError(message);
   error.name = 'UnauthorizedError';
   return error;
@@ -79,6 +88,8 @@ export interface AuthorizeRequest {
   /** The Client on top, whose SDK's flow (and UnauthorizedError) is used. */
   sdk?: SdkGeneration | undefined;
   skipIssuerMetadataValidation?: boolean | undefined;
+  /** The transport's McpTransportError (see loadSdkAuth). */
+  TransportError: typeof McpTransportError;
 }
 
 /** What the provider was granted so far (`tokens().scope`), if it says. */
@@ -92,7 +103,7 @@ async function grantedScope(provider: object): Promise<string | undefined> {
 
 /** Runs the SDK's flow; a flow that needs the user's browser ends in the SDK's UnauthorizedError. */
 export async function authorize(request: AuthorizeRequest): Promise<'AUTHORIZED'> {
-  const sdk = await loadSdkAuth(request.sdk);
+  const sdk = await loadSdkAuth(request.TransportError, request.sdk);
   const options: Parameters<SdkAuthModule['auth']>[1] = { serverUrl: request.serverUrl, fetchFn: request.fetch };
   const { challenge } = request;
   if (challenge?.scope !== undefined) options.scope = challenge.scope;
@@ -116,6 +127,7 @@ export async function authorize(request: AuthorizeRequest): Promise<'AUTHORIZED'
   const result = await sdk.auth(request.provider as never, options);
   if (result !== 'AUTHORIZED') {
     throw await unauthorizedError(
+      request.TransportError,
       request.authorizationCode === undefined
         ? 'authorization needs the user: redirected to the authorization server'
         : 'Failed to authorize',

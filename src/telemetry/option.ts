@@ -5,6 +5,9 @@
  * with `import()` by start() only when the option is given.
  */
 import type { JSONRPCId, JSONRPCMessage, PostResult, GetResult } from '../../machines/types.js';
+import type { envelopeVersion, fingerprint } from '../../machines/connection/index.js';
+import type { requestIdsOf } from '../../machines/post-stream.js';
+import type { McpTransportError, statusOf, toError } from '../../machines/errors.js';
 
 /** An OpenTelemetry `Tracer` (`@opentelemetry/api`), as far as the transport needs to name it. */
 export interface TelemetryTracer {
@@ -48,6 +51,16 @@ export interface TracedSendOptions {
 }
 
 /** A loaded telemetry, one per transport: what the facade and the I/O actors call while it is on. */
+/** What the lazily loaded telemetry module uses of the transport's own code; the transport hands it over (src/telemetry/otel.ts). */
+export interface TelemetryKit {
+  envelopeVersion: typeof envelopeVersion;
+  fingerprint: typeof fingerprint;
+  requestIdsOf: typeof requestIdsOf;
+  statusOf: typeof statusOf;
+  toError: typeof toError;
+  McpTransportError: typeof McpTransportError;
+}
+
 export interface Telemetry {
   /** O2: anything to record (a tracer provider registered, or a meter); when not, send() takes its untraced path. */
   enabled(): boolean;

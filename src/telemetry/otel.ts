@@ -13,10 +13,15 @@ import type { Attributes, Histogram, Meter, Span, Tracer } from '@opentelemetry/
 import type { Actor } from 'xstate';
 import type { GetResult, JSONRPCId, JSONRPCMessage, PostResult } from '../../machines/types.js';
 import type { ConnectionMachine } from '../../machines/connection/index.js';
-import { envelopeVersion, fingerprint, INITIALIZE } from '../../machines/connection/index.js';
-import { requestIdsOf } from '../../machines/post-stream.js';
-import { McpTransportError, statusOf, toError } from '../../machines/errors.js';
-import type { HttpAttempt, Recovery, Telemetry, TelemetryOption, TracedSendOptions } from './option.js';
+import type { HttpAttempt, Recovery, Telemetry, TelemetryKit, TelemetryOption, TracedSendOptions } from './option.js';
+
+/**
+ * What this module uses of the transport's own code, handed over by createTelemetry(): a
+ * run-time import of it would make a bundler split the page's eager code into a chunk shared with
+ * this lazily loaded one (bench/README.md, "Code shapes"). The doors test holds it to that.
+ */
+let kit: TelemetryKit;
+const INITIALIZE = 'initialize';
 
 /** The instrumentation scope: this package. */
 const scope = 'mcp-xstate-transport';
@@ -177,7 +182,7 @@ export class OpenTelemetry implements Telemetry {
     const metric: Attributes = Object.assign({ 'mcp.method.name': method }, this.network);
     if (target !== undefined) metric[target.key] = target.name;
     if (method === 'tools/call') metric['gen_ai.operation.name'] = 'execute_tool';
-    const version = protocolVersion ?? envelopeVersion(message);
+    const version = protocolVersion ?? kit.envelopeVersion(message);
     if (version !== undefined) metric['mcp.protocol.version'] = version;
     const id = 'id' in message ? message.id : undefined;
     let span: Span | undefined;
@@ -185,7 +190,7 @@ export class OpenTelemetry implements Telemetry {
     if (tracing) {
       const attributes: Attributes = Object.assign({}, metric);
       if (id !== undefined) attributes['jsonrpc.request.id'] = String(id);
-      const session = this.rawSessionId ? sessionId : fingerprint(sessionId);
+      const session = this.rawSessionId ? sessionId : kit.fingerprint(sessionId);
       if (session !== undefined) attributes['mcp.session.id'] = session;
       span = this.tracer.startSpan(
         target === undefined ? method : `${method} ${target.name}`,
@@ -239,7 +244,7 @@ export class OpenTelemetry implements Telemetry {
         for (const item of messages) this.sent(item, undefined);
       },
       (error: unknown) => {
-        for (const item of messages) this.sent(item, toError(error));
+        for (const item of messages) this.sent(item, kit.toError(error));
         throw error;
       },
     );
@@ -309,7 +314,7 @@ export class OpenTelemetry implements Telemetry {
       if (done) return;
       done = true;
       if (error !== undefined) {
-        const status = statusOf(error);
+        const status = kit.statusOf(error);
         if (status !== undefined) span.setAttribute('http.response.status_code', status);
         span.setAttribute('error.type', status === undefined ? errorTypeOf(error) : String(status));
         span.setStatus(
@@ -414,7 +419,7 @@ export class OpenTelemetry implements Telemetry {
         return;
       }
       for (const queued of queue) {
-        for (const id of requestIdsOf(queued.message)) {
+        for (const id of kit.requestIdsOf(queued.message)) {
           const key = String(id);
           if (seen.has(key)) continue;
           seen.add(key);
@@ -449,12 +454,18 @@ export class OpenTelemetry implements Telemetry {
 const load = (name: string): Promise<unknown> => import(name);
 
 /** O1: the telemetry of one transport (the `telemetry` option), observing its chart; loads `@opentelemetry/api`. */
-export async function createTelemetry(option: TelemetryOption, url: URL, actor: Actor<ConnectionMachine>): Promise<Telemetry> {
+export async function createTelemetry(
+  option: TelemetryOption,
+  url: URL,
+  actor: Actor<ConnectionMachine>,
+  transportKit: TelemetryKit,
+): Promise<Telemetry> {
+  kit = transportKit;
   let api: typeof OtelApi;
   try {
     api = (await load('@opentelemetry/api')) as typeof OtelApi;
   } catch (cause) {
-    throw new McpTransportError(
+    throw new kit.McpTransportError(
       'the telemetry option needs the optional peer dependency @opentelemetry/api: install it, or leave the option out',
       {
         cause,
