@@ -1,7 +1,8 @@
 import { fromCallback, fromPromise } from 'xstate';
 import type { AuthChallenge, GetResult, MessageSink, PostResult } from '../machines/types.js';
 import type { DataPlaneCommand, DeleteSessionInput } from '../machines/connection/index.js';
-import { McpTransportError } from '../machines/errors.js';
+import { McpTransportError, ProtocolError, StreamEndedError, toError } from '../machines/errors.js';
+import { cancelBody } from './http/body.js';
 import { DataPlane } from './data-plane.js';
 import type { PostRequestInput, ReadStreamInput, ResumeInput, StreamReaderCommand, StreamReaderEvent } from '../machines/post-stream.js';
 import type { OpenStandaloneInput } from '../machines/standalone-stream.js';
@@ -9,7 +10,6 @@ import type { HttpClient } from './http/client.js';
 import { deleteSession, openEventStream, postMessage, type ExchangeOptions } from './http/exchanges.js';
 import { readEventStream } from './sse/reader.js';
 import type { SdkGeneration } from './http/auth.js';
-import { openLegacyStream } from './legacy/stream.js';
 import { networkEvents, type NetworkSignal } from './network.js';
 import type { HttpAttempt, Telemetry } from './telemetry/option.js';
 
@@ -155,17 +155,30 @@ export const ioActors = {
   }),
   legacyStream: fromCallback<{ type: 'noop' }, Record<string, never>>(({ sendBack, system }) => {
     const io = ioOf(system);
-    return openLegacyStream(
-      io.http,
-      io.sink,
-      {
-        authorization: io.authProvider !== undefined,
-        maxMessageBytes: io.options.maxMessageBytes,
+    // L1's stream is loaded with the first fallback to the 2024-11-05 transport: a transport that never falls back carries none of it.
+    let stop: (() => void) | undefined;
+    let stopped = false;
+    import('./legacy/stream.js').then(
+      ({ openLegacyStream }) => {
+        if (stopped) return;
+        stop = openLegacyStream(
+          io.http,
+          io.sink,
+          { authorization: io.authProvider !== undefined, maxMessageBytes: io.options.maxMessageBytes },
+          (report) => {
+            sendBack(report);
+          },
+          { ProtocolError, StreamEndedError, toError, cancelBody, openEventStream, readEventStream },
+        );
       },
-      (report) => {
-        sendBack(report);
+      (error: unknown) => {
+        if (!stopped) sendBack({ type: 'legacy.ended', error: toError(error) });
       },
     );
+    return () => {
+      stopped = true;
+      stop?.();
+    };
   }),
   /**
    * The data plane, owned by the chart: its calls live as long as this actor, which the chart runs

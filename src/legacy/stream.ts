@@ -1,10 +1,24 @@
 import type { MessageSink } from '../../machines/types.js';
 import type { LegacyStreamReport } from '../../machines/connection/index.js';
-import { ProtocolError, StreamEndedError, toError } from '../../machines/errors.js';
-import { cancelBody } from '../http/body.js';
+import type { ProtocolError, StreamEndedError, toError } from '../../machines/errors.js';
+import type { cancelBody } from '../http/body.js';
 import type { HttpClient } from '../http/client.js';
-import { openEventStream } from '../http/exchanges.js';
-import { readEventStream, type StreamReader } from '../sse/reader.js';
+import type { openEventStream } from '../http/exchanges.js';
+import type { readEventStream, StreamReader } from '../sse/reader.js';
+
+/**
+ * What the legacy stream uses of the transport's own code, handed over by its caller: this module
+ * is loaded with `import()` at the first fallback, and a run-time import of those modules would
+ * make a bundler split the page's eager code into a chunk shared with it (the doors test holds it).
+ */
+export interface LegacyKit {
+  ProtocolError: typeof ProtocolError;
+  StreamEndedError: typeof StreamEndedError;
+  toError: typeof toError;
+  cancelBody: typeof cancelBody;
+  openEventStream: typeof openEventStream;
+  readEventStream: typeof readEventStream;
+}
 
 /**
  * L1: the 2024-11-05 HTTP+SSE transport's one stream: GET the URL, wait for the `endpoint` event
@@ -16,7 +30,9 @@ export function openLegacyStream(
   sink: MessageSink,
   options: { authorization: boolean; maxMessageBytes: number },
   report: (event: LegacyStreamReport) => void,
+  kit: LegacyKit,
 ): () => void {
+  const { ProtocolError, StreamEndedError, toError, cancelBody, openEventStream, readEventStream } = kit;
   const controller = new AbortController();
   let reader: StreamReader | undefined;
   let ended = false;
