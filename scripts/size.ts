@@ -33,9 +33,17 @@ interface Size {
   /** What a page loads for the transport: the entry and the chunks it imports statically. */
   raw: number;
   gzip: number;
-  /** Chunks loaded only by a dynamic import (ours: the SDK's OAuth module, when authProvider is set). */
-  lazyRaw: number;
-  lazyGzip: number;
+  /** How many files the page loads at once (a bundler splits the eager code when a lazy chunk shares some of it). */
+  eagerFiles: number;
+  /** Chunks loaded only by a dynamic import, by what loads them: the OAuth flow, telemetry, the legacy stream. */
+  lazy: { what: string; raw: number; gzip: number }[];
+}
+
+/** Which feature a lazily loaded chunk serves, by the modules in it. */
+function lazyKind(inputs: string[]): string {
+  if (inputs.some((input) => input.includes('telemetry/otel'))) return 'telemetry';
+  if (inputs.some((input) => input.includes('legacy/stream'))) return 'legacy stream';
+  return 'OAuth (with an authProvider)';
 }
 
 const v1Client = `export { Client } from ${JSON.stringify(new URL(sdkClient).pathname)};\n`;
@@ -86,8 +94,18 @@ async function bundle(name: string, entry: string): Promise<Size> {
   };
   const all = Object.keys(outputs).filter((path) => path.endsWith('.js'));
   const eagerSize = sum([...eager]);
-  const lazySize = sum(all.filter((path) => !eager.has(path)));
-  return { name, raw: eagerSize.raw, gzip: eagerSize.gzip, lazyRaw: lazySize.raw, lazyGzip: lazySize.gzip };
+  const lazy = new Map<string, string[]>();
+  for (const path of all.filter((chunk) => !eager.has(chunk))) {
+    const what = lazyKind(Object.keys(outputs[path]?.inputs ?? {}));
+    lazy.set(what, [...(lazy.get(what) ?? []), path]);
+  }
+  return {
+    name,
+    raw: eagerSize.raw,
+    gzip: eagerSize.gzip,
+    eagerFiles: eager.size,
+    lazy: [...lazy].map(([what, paths]) => ({ what, ...sum(paths) })),
+  };
 }
 
 function child(name: string, transportUrl: string): string {
@@ -144,8 +162,10 @@ try {
       'browser bundle of StreamableHTTPClientTransport, alone and with the Client (esbuild --bundle --minify --splitting, ESM, browser):',
     );
   for (const size of sizes) {
-    const lazy = size.lazyRaw === 0 ? '' : `   + ${kib(size.lazyRaw)} (${kib(size.lazyGzip)} gzip) loaded only with an authProvider`;
-    console.log(`  ${size.name.padEnd(28)} ${kib(size.raw).padStart(10)}  ${kib(size.gzip).padStart(9)} gzip${lazy}`);
+    const lazy = size.lazy.map((chunk) => `${chunk.what} ${kib(chunk.gzip)}`).join(', ');
+    console.log(
+      `  ${size.name.padEnd(28)} ${kib(size.raw).padStart(10)}  ${kib(size.gzip).padStart(9)} gzip in ${size.eagerFiles} file(s)${lazy === '' ? '' : `; later, only when used (gzip): ${lazy}`}`,
+    );
   }
 
   const rounds = Number(process.env.SIZE_ROUNDS ?? 10);
