@@ -74,10 +74,9 @@ export function forceGc(): void {
 
 type Window = { ms: number; cpuUs: number; serverCpuUs: number; connections: number };
 
-/** Runs `body` after a forced GC, timing it and this process's CPU. */
+/** Runs `body`, timing it and this process's CPU; no forced GC first (bench/README.md, "Studies": it costs the window V8's re-optimizations). */
 async function measured(base: string, body: () => Promise<void>): Promise<Window> {
   const before = await serverStats(base);
-  forceGc();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await body();
