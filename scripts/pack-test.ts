@@ -15,7 +15,8 @@
  *   npm run test:pack            (builds, packs, installs, runs; prints one line per check)
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { build } from 'esbuild';
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { startServer } from '../test/support/mcp-server.js';
@@ -221,6 +222,31 @@ try {
     app,
   );
   check("import of '.', './machines', './testing' and './devtools' on Node: the bundle, one class each", importShared.ok, importShared.out);
+
+  // A browser app that installed neither SDK generation bundles the package (it never names an
+  // optional peer where a bundler resolves it; OAuth there takes the sdkAuth option): esbuild in a
+  // project that links only the package and its two browser dependencies.
+  const bare = join(work, 'bundle-app');
+  mkdirSync(join(bare, 'node_modules'), { recursive: true });
+  for (const name of ['mcp-xstate-transport', 'xstate', 'eventsource-parser']) {
+    symlinkSync(join(app, 'node_modules', name), join(bare, 'node_modules', name), 'dir');
+  }
+  const bundled = await build({
+    stdin: { contents: "export { StreamableHTTPClientTransport } from 'mcp-xstate-transport';", resolveDir: bare },
+    absWorkingDir: bare,
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    splitting: true,
+    outdir: join(bare, 'out'),
+    preserveSymlinks: true,
+    write: false,
+    logLevel: 'silent',
+  }).then(
+    (result) => ({ ok: result.errors.length === 0, out: '' }),
+    (error: unknown) => ({ ok: false, out: error instanceof Error ? error.message : String(error) }),
+  );
+  check('esbuild bundles the root for the browser in an app with neither SDK installed', bundled.ok, bundled.out);
 
   // 4. Types under nodenext (ESM and CommonJS files), node16 and bundler.
   const tsQuick = code;

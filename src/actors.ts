@@ -10,6 +10,7 @@ import type { HttpClient } from './http/client.js';
 import { deleteSession, openEventStream, postMessage, type ExchangeOptions } from './http/exchanges.js';
 import { readEventStream } from './sse/reader.js';
 import type { SdkGeneration } from './http/auth.js';
+import type { SdkAuthOption } from './options.js';
 import { networkEvents, type NetworkSignal } from './network.js';
 import type { HttpAttempt, Telemetry } from './telemetry/option.js';
 
@@ -25,6 +26,8 @@ export interface TransportIo {
   sdk?: SdkGeneration | undefined;
   /** The v2 SDK's opt-out of the metadata issuer check, for its OAuth flow. */
   skipIssuerMetadataValidation?: boolean | undefined;
+  /** The `sdkAuth` option: the SDK's OAuth functions, handed over by a bundled app. */
+  sdkAuth?: SdkAuthOption | undefined;
   /**
    * The running `dataPlane` child's calls, for the facade to hand happy calls to: set while the
    * chart runs that actor (from start() until the connection closes or fails), else undefined.
@@ -126,6 +129,7 @@ export const ioActors = {
         sdk: io.sdk,
         skipIssuerMetadataValidation: io.skipIssuerMetadataValidation,
         TransportError: McpTransportError,
+        sdkAuth: io.sdkAuth,
       }),
     );
   }),

@@ -7,6 +7,22 @@ import type { SavedTransportState } from './saved-state.js';
 import type { ExchangeOptions } from './http/exchanges.js';
 import { InvalidOptionsError } from '../machines/errors.js';
 
+/**
+ * A1: the SDK's OAuth functions, as `@modelcontextprotocol/client` (v2) and
+ * `@modelcontextprotocol/sdk/client/auth.js` (1.x) export them (`import { auth, UnauthorizedError }`),
+ * or a function that loads one of those modules with `import()`.
+ */
+export type SdkAuthOption = SdkAuthFunctions | (() => Promise<SdkAuthFunctions>);
+
+/** What of the SDK's OAuth module the flow uses; the v2 SDK's scope helpers widen a step-up (A2). */
+export interface SdkAuthFunctions {
+  // Declared as methods: the SDK's own parameter types (its provider and options) are accepted as they are.
+  auth(provider: never, options: never): Promise<string>;
+  UnauthorizedError: new (message?: string) => Error;
+  computeScopeUnion?(...scopes: never[]): string | undefined;
+  isStrictScopeSuperset?(union: never, current: never): boolean;
+}
+
 /** A PEM text or its bytes (a Node `Buffer` is one), or several. */
 export type PemInput = string | Uint8Array | readonly (string | Uint8Array)[];
 
@@ -75,6 +91,14 @@ export interface StreamableHTTPClientTransportOptions {
   protocolVersion?: string | undefined;
   /** With the v2 SDK's OAuth flow: skip the RFC 8414 `issuer` check of the metadata (the v2 SDK's option). Security-weakening. */
   skipIssuerMetadataValidation?: boolean | undefined;
+  /**
+   * With an `authProvider` in a bundled app (a browser): the SDK's OAuth functions, e.g.
+   * `{ auth, UnauthorizedError }` imported from `@modelcontextprotocol/client`, or a function that
+   * loads `@modelcontextprotocol/sdk/client/auth.js` with `import()`. Without it the transport loads
+   * the SDK by name when it first authorizes, which Node resolves and a bundle cannot (this
+   * package never names an optional peer where a bundler would try to resolve it).
+   */
+  sdkAuth?: SdkAuthOption | undefined;
 
   /** Open the standalone GET stream (server-to-client messages outside any request) once the session is up. Default true. */
   standaloneStream?: boolean | undefined;
@@ -210,6 +234,10 @@ function optionSchemas() {
     sessionId: aString(),
     protocolVersion: aString(),
     skipIssuerMetadataValidation: aBoolean(),
+    sdkAuth: shape<SdkAuthOption>(
+      "the SDK's OAuth functions ({ auth, UnauthorizedError }), or a function that loads them",
+      (v) => typeof v === 'function' || (typeof v === 'object' && v !== null && typeof (v as { auth?: unknown }).auth === 'function'),
+    ),
     standaloneStream: aBoolean(),
     terminateOnClose: aBoolean(),
     deleteTimeout: aDuration(),

@@ -198,6 +198,7 @@ export class StreamableHTTPClientTransport {
       network,
       plane: undefined,
       skipIssuerMetadataValidation: options.skipIssuerMetadataValidation,
+      sdkAuth: options.sdkAuth,
     };
     this.io = io;
     this.actor = createActor(providedConnectionMachine, {
@@ -328,7 +329,7 @@ export class StreamableHTTPClientTransport {
    */
   async finishAuth(codeOrParams: string | URLSearchParams, iss?: string): Promise<void> {
     const { authorize, unauthorizedError } = await import('./http/auth.js');
-    if (this.authProvider === undefined) throw await unauthorizedError(McpTransportError, 'No auth provider', this.io.sdk);
+    if (this.authProvider === undefined) throw await unauthorizedError(McpTransportError, 'No auth provider', this.io.sdk, this.io.sdkAuth);
     // The v2 SDK's form: the redirect's query (`code`, and `iss` for RFC 9207) instead of the code alone.
     const params = typeof codeOrParams === 'string' ? undefined : codeOrParams;
     const authorizationCode = params === undefined ? (codeOrParams as string) : (params.get('code') ?? '');
@@ -342,6 +343,7 @@ export class StreamableHTTPClientTransport {
       sdk: this.io.sdk,
       skipIssuerMetadataValidation: this.io.skipIssuerMetadataValidation,
       TransportError: McpTransportError,
+      sdkAuth: this.io.sdkAuth,
     });
   }
 

@@ -1,6 +1,7 @@
 import type { AuthChallenge } from '../../machines/types.js';
 import type { McpTransportError } from '../../machines/errors.js';
 import type { FetchLike } from './client.js';
+import type { SdkAuthOption } from '../options.js';
 
 /**
  * Loaded with `import()` only when an authProvider authorizes (its first 401, or finishAuth()),
@@ -16,23 +17,24 @@ import type { FetchLike } from './client.js';
 
 type AuthResult = 'AUTHORIZED' | 'REDIRECT';
 
+/** What the flow passes to the SDK's `auth()`. */
+interface AuthOptions {
+  serverUrl: string | URL;
+  authorizationCode?: string;
+  /** RFC 9207: the redirect's `iss` (v2 SDK only). */
+  iss?: string;
+  scope?: string;
+  /** A2: ask again even though a refresh token exists (the union is wider than what was granted; v2 SDK only). */
+  forceReauthorization?: boolean;
+  /** The v2 SDK's opt-out of the RFC 8414 issuer check. */
+  skipIssuerMetadataValidation?: boolean;
+  resourceMetadataUrl?: URL;
+  fetchFn?: FetchLike;
+}
+
+/** The SDK's OAuth functions, as the flow calls them (the `sdkAuth` option's shape, read wider). */
 interface SdkAuthModule {
-  auth(
-    provider: never,
-    options: {
-      serverUrl: string | URL;
-      authorizationCode?: string;
-      /** RFC 9207: the redirect's `iss` (v2 SDK only). */
-      iss?: string;
-      scope?: string;
-      /** A2: ask again even though a refresh token exists (the union is wider than what was granted; v2 SDK only). */
-      forceReauthorization?: boolean;
-      /** The v2 SDK's opt-out of the RFC 8414 issuer check. */
-      skipIssuerMetadataValidation?: boolean;
-      resourceMetadataUrl?: URL;
-      fetchFn?: FetchLike;
-    },
-  ): Promise<AuthResult>;
+  auth(provider: never, options: AuthOptions): Promise<AuthResult>;
   UnauthorizedError: new (message?: string) => Error;
   /** v2 SDK only: the scopes to ask for on a step-up, and whether that is more than was granted. */
   computeScopeUnion?: (...scopes: (string | undefined)[]) => string | undefined;
@@ -43,22 +45,32 @@ interface SdkAuthModule {
 export type SdkGeneration = 'v2' | '1.x';
 
 const loaded: Record<SdkGeneration, Promise<SdkAuthModule> | undefined> = { v2: undefined, '1.x': undefined };
-const importV2 = () => import('@modelcontextprotocol/client').then((module) => module as unknown as SdkAuthModule);
-const importV1 = () => import('@modelcontextprotocol/sdk/client/auth.js').then((module) => module as unknown as SdkAuthModule);
+// By a name in a variable (as telemetry loads @opentelemetry/api): a bundler never tries to resolve
+// an optional peer, so an app that installed one SDK generation (or neither) bundles this package;
+// Node resolves the name at run time. A bundled app hands its SDK's functions over (`sdkAuth`).
+const load = (name: string): Promise<unknown> => import(name);
+const importV2 = () => load('@modelcontextprotocol/client') as Promise<SdkAuthModule>;
+const importV1 = () => load('@modelcontextprotocol/sdk/client/auth.js') as Promise<SdkAuthModule>;
 
 /**
  * `TransportError` is the transport's McpTransportError, handed over by the caller: a run-time
  * import of machines/errors.js from this lazily loaded module would make a bundler split the
  * page's eager code into a chunk shared with it (the doors test holds it to that).
  */
-function loadSdkAuth(TransportError: typeof McpTransportError, prefer: SdkGeneration = '1.x'): Promise<SdkAuthModule> {
+function loadSdkAuth(
+  TransportError: typeof McpTransportError,
+  prefer: SdkGeneration = '1.x',
+  given?: SdkAuthOption,
+): Promise<SdkAuthModule> {
+  // The caller's functions (the `sdkAuth` option) are the flow, whichever Client is on top.
+  if (given !== undefined) return Promise.resolve(typeof given === 'function' ? given() : given) as Promise<SdkAuthModule>;
   const [first, second] = prefer === 'v2' ? [importV2, importV1] : [importV1, importV2];
   const pending = (loaded[prefer] ??= first()
     .catch(second)
     .catch((cause: unknown) => {
       loaded[prefer] = undefined;
       throw new TransportError(
-        'authProvider needs the optional peer dependency @modelcontextprotocol/client (v2) or @modelcontextprotocol/sdk (1.x): npm install @modelcontextprotocol/client',
+        "authProvider needs the SDK's OAuth flow: install the optional peer dependency @modelcontextprotocol/client (v2) or @modelcontextprotocol/sdk (1.x); in a bundled app (a browser), also pass its functions as the sdkAuth option (docs/authorization.md)",
         { cause },
       );
     }));
@@ -70,8 +82,9 @@ export async function unauthorizedError(
   TransportError: typeof McpTransportError,
   message?: string,
   prefer?: SdkGeneration,
+  given?: SdkAuthOption,
 ): Promise<Error> {
-  const { UnauthorizedError } = await loadSdkAuth(TransportError, prefer);
+  const { UnauthorizedError } = await loadSdkAuth(TransportError, prefer, given);
   const error = new UnauthorizedError(message);
   error.name = 'UnauthorizedError';
   return error;
@@ -90,6 +103,8 @@ export interface AuthorizeRequest {
   skipIssuerMetadataValidation?: boolean | undefined;
   /** The transport's McpTransportError (see loadSdkAuth). */
   TransportError: typeof McpTransportError;
+  /** The `sdkAuth` option: the SDK's OAuth functions the caller handed over, used instead of loading either SDK. */
+  sdkAuth?: SdkAuthOption | undefined;
 }
 
 /** What the provider was granted so far (`tokens().scope`), if it says. */
@@ -103,7 +118,7 @@ async function grantedScope(provider: object): Promise<string | undefined> {
 
 /** Runs the SDK's flow; a flow that needs the user's browser ends in the SDK's UnauthorizedError. */
 export async function authorize(request: AuthorizeRequest): Promise<'AUTHORIZED'> {
-  const sdk = await loadSdkAuth(request.TransportError, request.sdk);
+  const sdk = await loadSdkAuth(request.TransportError, request.sdk, request.sdkAuth);
   const options: Parameters<SdkAuthModule['auth']>[1] = { serverUrl: request.serverUrl, fetchFn: request.fetch };
   const { challenge } = request;
   if (challenge?.scope !== undefined) options.scope = challenge.scope;
@@ -132,6 +147,7 @@ export async function authorize(request: AuthorizeRequest): Promise<'AUTHORIZED'
         ? 'authorization needs the user: redirected to the authorization server'
         : 'Failed to authorize',
       request.sdk,
+      request.sdkAuth,
     );
   }
   return result;

@@ -230,6 +230,37 @@ describe('A1: the SDK OAuth flow', () => {
     expect(transport.sessionId).toBe(sessionId);
   });
 
+  it("A1: the sdkAuth option's functions run the flow and make its UnauthorizedError, instead of an SDK loaded by name (as a bundled app hands them over), given as they are exported or as a loader", async () => {
+    const sdk = await import('@modelcontextprotocol/sdk/client/auth.js');
+    class HandedOverUnauthorized extends Error {}
+    for (const form of ['functions', 'loader'] as const) {
+      const setup = await setUp();
+      const calls: string[] = [];
+      const functions = {
+        auth: (...args: Parameters<typeof sdk.auth>) => {
+          calls.push(args[1].authorizationCode === undefined ? 'auth' : 'auth with code');
+          return sdk.auth(...args);
+        },
+        UnauthorizedError: HandedOverUnauthorized,
+      };
+      const provider = new TestOAuthClientProvider();
+      const transport = transportFor(setup.rs.url, {
+        authProvider: provider,
+        sdkAuth: form === 'functions' ? functions : () => Promise.resolve(functions),
+      });
+      const client = clientFor();
+      const error = await rejection(client.connect(transport));
+      expect(error, form).toBeInstanceOf(HandedOverUnauthorized);
+      expect((error as Error).name, form).toBe('UnauthorizedError');
+      await transport.finishAuth(await approve(provider.authorizationUrls.at(-1)!));
+      await client.connect(transport);
+      setup.as.provider.revoke(provider.accessToken!);
+      expect(textOf(await client.callTool({ name: 'echo', arguments: { text: form } })), form).toBe(form);
+      // The first 401, the code from the redirect, the refresh after the revocation: all through the handed-over auth().
+      expect(calls, form).toEqual(['auth', 'auth with code', 'auth']);
+    }
+  });
+
   it('A1, F3: an initialize POSTed by the facade (the handshake on the data plane) that meets 401 with a revoked token: the chart runs the flow (a refresh), sends it again, and adopts the session, keeping that initialize for a recovery', async () => {
     const setup = await setUp();
     const { as, rs } = setup;

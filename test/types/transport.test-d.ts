@@ -7,7 +7,12 @@ import type {
   StreamableHTTPClientTransportOptions as SdkOptionsV2,
 } from '@modelcontextprotocol/client';
 import type { Meter, Tracer } from '@opentelemetry/api';
-import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions, type TelemetryOption } from '../../src/index.js';
+import {
+  StreamableHTTPClientTransport,
+  type SdkAuthOption,
+  type StreamableHTTPClientTransportOptions,
+  type TelemetryOption,
+} from '../../src/index.js';
 
 test('U1: the transport is assignable to the SDK Transport', () => {
   const transport = new StreamableHTTPClientTransport(new URL('http://127.0.0.1/mcp'));
@@ -49,4 +54,15 @@ test("O1: the telemetry option takes @opentelemetry/api's own Tracer and Meter, 
   expectTypeOf<{ tracer: Tracer; meter: Meter }>().toExtend<TelemetryOption>();
   expectTypeOf<true>().toExtend<NonNullable<StreamableHTTPClientTransportOptions['telemetry']>>();
   expectTypeOf<{ tracer: string }>().not.toExtend<TelemetryOption>();
+});
+
+test("A1: the sdkAuth option takes either SDK's OAuth functions as they are exported, or a loader of either module", () => {
+  type V2 = typeof import('@modelcontextprotocol/client');
+  type V1 = typeof import('@modelcontextprotocol/sdk/client/auth.js');
+  expectTypeOf<Pick<V2, 'auth' | 'UnauthorizedError'>>().toExtend<SdkAuthOption>();
+  expectTypeOf<Pick<V2, 'auth' | 'UnauthorizedError' | 'computeScopeUnion' | 'isStrictScopeSuperset'>>().toExtend<SdkAuthOption>();
+  expectTypeOf<Pick<V1, 'auth' | 'UnauthorizedError'>>().toExtend<SdkAuthOption>();
+  expectTypeOf<() => Promise<V1>>().toExtend<SdkAuthOption>();
+  expectTypeOf<() => Promise<V2>>().toExtend<SdkAuthOption>();
+  expectTypeOf<{ auth: string }>().not.toExtend<SdkAuthOption>();
 });

@@ -95,4 +95,28 @@ describe('the doors', () => {
       path === 'src/http/auth.ts' ? `import { McpTransportError } from '../../machines/errors.js';\n${readSource(path)}` : readSource(path);
     expect(sharedWithLazy(planted)).toContain('src/http/auth.ts -> machines/errors.ts');
   });
+
+  /** The optional peers (package.json) the root's graph names where a bundler resolves: a static import or a literal import(). */
+  const optionalPeers = Object.keys((JSON.parse(readSource('package.json')) as { peerDependenciesMeta: object }).peerDependenciesMeta);
+  const peersNamed = (read: Reader = readSource) =>
+    [...graphOf('src/index.ts', read)].flatMap((file) =>
+      runtimeImports(read(file))
+        .filter((specifier) => optionalPeers.some((peer) => specifier === peer || specifier.startsWith(`${peer}/`)))
+        .map((specifier) => `${file} -> ${specifier}`),
+    );
+
+  it('A1, U5: the root entry never names an optional peer where a bundler would resolve it, so an app with one SDK generation (or neither) bundles it', () => {
+    expect(optionalPeers).toEqual(
+      expect.arrayContaining(['@modelcontextprotocol/sdk', '@modelcontextprotocol/client', '@opentelemetry/api']),
+    );
+    expect(peersNamed()).toEqual([]);
+  });
+
+  it('A1, U5: the check can fail: a planted literal import() of the v2 SDK in the OAuth glue is found', () => {
+    const planted = (path: string) =>
+      path === 'src/http/auth.ts'
+        ? `${readSource(path)}\nexport const v2 = () => import('@modelcontextprotocol/client');\n`
+        : readSource(path);
+    expect(peersNamed(planted)).toEqual(['src/http/auth.ts -> @modelcontextprotocol/client']);
+  });
 });
