@@ -31,7 +31,8 @@ interface InspectServerModule {
 }
 
 // A name in a variable: bundlers and the CommonJS build leave the optional peer alone until asked for.
-const load = (name: string): Promise<unknown> => import(name);
+// The comments: webpack would make a context module of the expression and warn 'Critical dependency'; Vite before 8 warns too.
+const load = (name: string): Promise<unknown> => import(/* webpackIgnore: true */ /* @vite-ignore */ name);
 
 /** Starts the bridge on 127.0.0.1:`port` and an inspector connected to it. */
 export async function inspectLive(options: LiveInspectionOptions = {}): Promise<LiveInspection> {

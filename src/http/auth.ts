@@ -48,7 +48,8 @@ const loaded: Record<SdkGeneration, Promise<SdkAuthModule> | undefined> = { v2: 
 // By a name in a variable (as telemetry loads @opentelemetry/api): a bundler never tries to resolve
 // an optional peer, so an app that installed one SDK generation (or neither) bundles this package;
 // Node resolves the name at run time. A bundled app hands its SDK's functions over (`sdkAuth`).
-const load = (name: string): Promise<unknown> => import(name);
+// The comments: webpack would make a context module of the expression and warn 'Critical dependency'; Vite before 8 warns too.
+const load = (name: string): Promise<unknown> => import(/* webpackIgnore: true */ /* @vite-ignore */ name);
 const importV2 = () => load('@modelcontextprotocol/client') as Promise<SdkAuthModule>;
 const importV1 = () => load('@modelcontextprotocol/sdk/client/auth.js') as Promise<SdkAuthModule>;
 

@@ -64,7 +64,8 @@ let proxyModules: ProxyModules | undefined;
 const proxyAgents = new Map<string, http.Agent>();
 
 // A name in a variable (as src/live.ts): the CommonJS build leaves these ESM-only packages to Node's loader.
-const load = (name: string): Promise<unknown> => import(name);
+// The comments: webpack would make a context module of the expression and warn 'Critical dependency'; Vite before 8 warns too.
+const load = (name: string): Promise<unknown> => import(/* webpackIgnore: true */ /* @vite-ignore */ name);
 
 async function loadProxyAgents(): Promise<void> {
   try {

@@ -451,7 +451,8 @@ export class OpenTelemetry implements Telemetry {
 }
 
 // A name in a variable: bundlers and the CommonJS build leave the optional peer alone until asked for.
-const load = (name: string): Promise<unknown> => import(name);
+// The comments: webpack would make a context module of the expression and warn 'Critical dependency'; Vite before 8 warns too.
+const load = (name: string): Promise<unknown> => import(/* webpackIgnore: true */ /* @vite-ignore */ name);
 
 /** O1: the telemetry of one transport (the `telemetry` option), observing its chart; loads `@opentelemetry/api`. */
 export async function createTelemetry(

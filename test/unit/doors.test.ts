@@ -119,4 +119,24 @@ describe('the doors', () => {
         : readSource(path);
     expect(peersNamed(planted)).toEqual(['src/http/auth.ts -> @modelcontextprotocol/client']);
   });
+
+  /** The `import()` calls of a computed name in `files` that a bundler would try to follow (no webpackIgnore / @vite-ignore). */
+  const followed = (files: string[], read: Reader = readSource) =>
+    files.flatMap((file) =>
+      [...read(file).matchAll(/\bimport\(([^'")][^)]*)\)/g)]
+        .map((match) => match[1] ?? '')
+        .filter((argument) => !(argument.includes('webpackIgnore: true') && argument.includes('@vite-ignore')))
+        .map((argument) => `${file}: import(${argument})`),
+    );
+  const loaders = ['src/http/auth.ts', 'src/telemetry/otel.ts', 'src/http/node.ts', 'src/devtools/live.ts'];
+
+  it('A1, O2, U5: every import() of a name held in a variable tells webpack and Vite to leave it alone (webpack would warn "Critical dependency" and make a context module of it)', () => {
+    for (const file of loaders) expect(readSource(file), file).toMatch(/\bimport\(\/\*/);
+    expect(followed(loaders)).toEqual([]);
+  });
+
+  it('A1, O2, U5: the check can fail: an import(name) without the comments is found', () => {
+    const planted = (path: string) => readSource(path).replace('/* webpackIgnore: true */ /* @vite-ignore */ ', '');
+    expect(followed(['src/http/auth.ts'], planted)).toEqual(['src/http/auth.ts: import(name)']);
+  });
 });
