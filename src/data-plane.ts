@@ -186,7 +186,7 @@ export class DataPlane {
       (event) => {
         if (!this.settle(call)) return;
         if (telemetry !== undefined && event.type === 'stream.ended') telemetry.streamEnded(stream, event.end.error);
-        // P4: the response ends the stream: the body is cancelled, not drained.
+        // P4: the call is answered now; the body gets its grace to end by itself (its connection kept), else it is cut.
         call.reader?.stop();
         if (event.type === 'stream.response') {
           this.answer(call, event.response, sessionId);

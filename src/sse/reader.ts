@@ -33,9 +33,20 @@ const rememberedIds = 1024;
 export interface StreamReader {
   /** Answers the chart's commands (R9's idle check). */
   command(command: StreamReaderCommand): void;
-  /** Cancels the body (P4: a finished stream is cancelled, not drained) and releases the request. */
+  /**
+   * Done with the stream: cancels the body and releases the request; once the stream delivered
+   * its response, the body first gets its grace to end by itself (P4).
+   */
   stop(): void;
 }
+
+/**
+ * P4: after its response, a stream gets this long and this many bytes to end by itself, so that
+ * its keep-alive connection is reused (cutting a body before its end closes the connection: a
+ * new one, and over https a TLS handshake, per call). A stream that does not end within it is
+ * cut. Closing the transport cuts it at once (F2): it stays in the lifetime's requests until then.
+ */
+export const streamGrace = { ms: 1_000, bytes: 64 * 1024 };
 
 /**
  * Reads one event-stream body. Every message goes straight to the sink (messages stay off the chart); the
@@ -58,6 +69,20 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
   /** Set once: by the response, the end of the body, or stop (read through a function so TS does not narrow it). */
   let finished = false;
   const isFinished = () => finished;
+  /** The stream delivered its request's response (P4: its body may have its grace). */
+  let answered = false;
+  /** The body ended or failed: nothing is left to cancel. */
+  let bodyDone = false;
+  /** P4: the grace running after stop(): bytes still allowed, and its timer. */
+  let grace: { bytes: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  /** Ends the grace: the body ended by itself (kept connection) or is cut; the request is released. */
+  const endGrace = (cut: boolean) => {
+    if (grace === undefined) return;
+    clearTimeout(grace.timer);
+    grace = undefined;
+    if (cut) reading.cancel();
+    stream.release();
+  };
 
   const end = (error: Error | undefined): StreamEnd => ({ lastEventId, progressed, retryMs, error });
   const finish = (event: StreamReaderEvent) => {
@@ -111,6 +136,7 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
         }
         if (message.id != null && requestIds.includes(message.id)) {
           // The response ends the stream; the chart delivers it after any decision it implies.
+          answered = true;
           finish({ type: 'stream.response', response: message, end: end(undefined) });
           return;
         }
@@ -140,6 +166,11 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
 
   const reading = readChunks(stream.body, {
     chunk(value) {
+      if (grace !== undefined) {
+        grace.bytes -= value.byteLength;
+        if (grace.bytes < 0) endGrace(true);
+        return;
+      }
       if (finished) return;
       active = true;
       const text = decoder.decode(value, streaming);
@@ -155,11 +186,15 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
       }
     },
     end() {
+      bodyDone = true;
+      endGrace(false);
       if (finished) return;
       parser.feed(decoder.decode());
       finish({ type: 'stream.ended', end: end(undefined) });
     },
     fail(error) {
+      bodyDone = true;
+      endGrace(false);
       finish({ type: 'stream.ended', end: end(toError(error)) });
     },
   });
@@ -178,7 +213,18 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
       reading.cancel();
     },
     stop() {
+      if (grace !== undefined) return;
       finished = true;
+      if (answered && !bodyDone) {
+        // P4: the rest of the body is read and dropped until its end, within the grace; then cut.
+        const timer = setTimeout(() => {
+          endGrace(true);
+        }, streamGrace.ms);
+        // Bounded, and never what keeps a process alive (F7).
+        timer.unref?.();
+        grace = { bytes: streamGrace.bytes, timer };
+        return;
+      }
       reading.cancel();
       stream.release();
     },

@@ -24,6 +24,8 @@ export interface V2ServerOptions {
   legacy?: 'reject' | 'stateless';
   /** SSE keep-alive comment interval (0: none). */
   keepAliveMs?: number;
+  /** How the handler answers a request: 'sse' always with an event stream; default 'auto'. */
+  responseMode?: 'auto' | 'json' | 'sse';
   /** A hook in front of the handler: answer a request yourself (return true) or let it through. */
   intercept?: (req: IncomingMessage, res: ServerResponse, body: unknown) => boolean | Promise<boolean>;
 }
@@ -93,6 +95,7 @@ export async function startV2Server(options: V2ServerOptions = {}): Promise<V2Te
   const handler = createMcpHandler(() => buildV2Server(), {
     ...(options.legacy === 'reject' ? { legacy: 'reject' as const } : {}),
     ...(options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs }),
+    ...(options.responseMode === undefined ? {} : { responseMode: options.responseMode }),
   });
   const log = new RequestLog<V2LoggedRequest>('at the v2 server');
   const server: Server = createServer((req, res) => {

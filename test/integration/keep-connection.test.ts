@@ -1,0 +1,69 @@
+/**
+ * P4 revised: after its response a stream gets a short grace to end by itself, so its keep-alive
+ * connection is reused. Connections are counted by a TCP proxy that sends each body's end in a
+ * packet of its own: cutting the body at the response (the old P4) closed the connection each time.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '../../src/node.js';
+import { startV2Server } from '../support/v2-server.js';
+import { startSplitProxy } from '../support/split-proxy.js';
+import { cleanups, runCleanups, serve } from '../support/cleanups.js';
+
+afterEach(runCleanups);
+
+const calls = 100;
+
+async function splitProxy(target: URL) {
+  const proxy = await startSplitProxy(target);
+  cleanups.push(() => proxy.close());
+  return proxy;
+}
+
+async function echoes(call: (text: string) => Promise<{ content?: unknown }>): Promise<void> {
+  for (let i = 0; i < calls; i++) {
+    const result = await call(`call ${i}`);
+    expect(result.content).toEqual([{ type: 'text', text: `call ${i}` }]);
+  }
+}
+
+describe('P4: connections kept after SSE answers', () => {
+  it('P4: 100 sequential SSE-answered calls (v2 Client, v2 server, data plane), each body end in its own packet, open at most 5 connections', async () => {
+    const server = await startV2Server({ legacy: 'reject', responseMode: 'sse' });
+    cleanups.push(() => server.close());
+    const proxy = await splitProxy(server.url);
+    const client = new Client({ name: 'p4', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new StreamableHTTPClientTransport(proxy.url(server.url.pathname)));
+    cleanups.push(() => client.close());
+    await echoes((text) => client.callTool({ name: 'echo', arguments: { text } }));
+    // The proxy did split every answer's end (the test shows what it says it shows).
+    expect(proxy.splits).toBeGreaterThanOrEqual(calls);
+    expect(proxy.connections).toBeLessThanOrEqual(5);
+  }, 30_000);
+
+  it("P4: the same with the caller's fetch: the body is read to its end within the grace", async () => {
+    const server = await startV2Server({ legacy: 'reject', responseMode: 'sse' });
+    cleanups.push(() => server.close());
+    const proxy = await splitProxy(server.url);
+    const client = new Client({ name: 'p4', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    const transport = new StreamableHTTPClientTransport(proxy.url(server.url.pathname), { fetch: (url, init) => fetch(url, init) });
+    await client.connect(transport);
+    cleanups.push(() => client.close());
+    await echoes((text) => client.callTool({ name: 'echo', arguments: { text } }));
+    expect(proxy.splits).toBeGreaterThanOrEqual(calls);
+    expect(proxy.connections).toBeLessThanOrEqual(5);
+  }, 30_000);
+
+  it('P4: the same through the POST stream actor (2025 era, calls charted by streamIdleTimeout), 1.x server answering with SSE', async () => {
+    const server = await serve({ sse: true });
+    const proxy = await splitProxy(server.url);
+    const client = new ClientV1({ name: 'p4', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(proxy.url(server.url.pathname), { streamIdleTimeout: 60_000, standaloneStream: false });
+    await client.connect(transport);
+    cleanups.push(() => client.close());
+    await echoes((text) => client.callTool({ name: 'echo', arguments: { text } }) as Promise<{ content?: unknown }>);
+    expect(proxy.splits).toBeGreaterThanOrEqual(calls);
+    expect(proxy.connections).toBeLessThanOrEqual(5);
+  }, 30_000);
+});
