@@ -220,8 +220,6 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
         const timer = setTimeout(() => {
           endGrace(true);
         }, streamGrace.ms);
-        // Bounded, and never what keeps a process alive (F7).
-        timer.unref?.();
         grace = { bytes: streamGrace.bytes, timer };
         return;
       }

@@ -59,7 +59,10 @@ describe('P4: connections kept after SSE answers', () => {
     const server = await serve({ sse: true });
     const proxy = await splitProxy(server.url);
     const client = new ClientV1({ name: 'p4', version: '1.0.0' });
-    const transport = new StreamableHTTPClientTransport(proxy.url(server.url.pathname), { streamIdleTimeout: 60_000, standaloneStream: false });
+    const transport = new StreamableHTTPClientTransport(proxy.url(server.url.pathname), {
+      streamIdleTimeout: 60_000,
+      standaloneStream: false,
+    });
     await client.connect(transport);
     cleanups.push(() => client.close());
     await echoes((text) => client.callTool({ name: 'echo', arguments: { text } }) as Promise<{ content?: unknown }>);

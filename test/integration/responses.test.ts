@@ -29,6 +29,7 @@ import {
   type ScriptedServer,
   type ScriptedServerOptions,
 } from '../support/scripted-server.js';
+import { streamGrace } from '../../src/sse/reader.js';
 import { noCallsInFlight, within } from '../support/harness.js';
 import { cleanups, runCleanups, scripted } from '../support/cleanups.js';
 
@@ -295,7 +296,7 @@ describe('P. POST responses', () => {
     expect(h.errors).toEqual([]);
   });
 
-  it('P4: once the response arrives on an SSE stream the server keeps open, the body is cancelled and the POST child stops', async () => {
+  it('P4, P10: once the response arrives on an SSE stream the server never ends, the call is answered at once and the POST child stops; the stream is cut after its grace', async () => {
     const { server, h } = await connected();
     server.on(
       { rpc: 'tools/call' },
@@ -309,13 +310,30 @@ describe('P. POST responses', () => {
       1,
     );
     const outcome = await h.request('tools/call', { name: 'anything', arguments: {} });
+    const answeredAt = performance.now();
     expect(outcome.response).toEqual({ jsonrpc: '2.0', id: outcome.id, result: {} });
     const post = await server.waitFor({ rpc: 'tools/call' });
-    // The server never ends this response: only the client cancelling the body closes it.
-    expect(await within(post.closed, 'the server seeing the response closed')).toEqual({ aborted: true });
+    let closedAt: number | undefined;
+    void post.closed.then(() => (closedAt = performance.now()));
+    // The call was answered while the stream was still open.
+    expect(closedAt).toBeUndefined();
     await waitFor(h.transport.actor, () => postChildren(h.transport).length === 0, { timeout: 5_000 });
     expect(postChildren(h.transport)).toEqual([]);
+    // The server never ends this response: the client cuts it once its grace (1 s) is over, not before.
+    expect(await within(post.closed, 'the server seeing the response closed')).toEqual({ aborted: true });
+    expect((closedAt ?? 0) - answeredAt).toBeGreaterThanOrEqual(streamGrace.ms - 100);
     await expectSessionAlive(h);
+  });
+
+  it('P4, F2: close() during the grace cuts the still-open stream at once', async () => {
+    const { server, h } = await connected();
+    server.on({ rpc: 'tools/call' }, (r) => ({ ...sse([{ data: result(r.id) }]), keepOpen: true }), 1);
+    const outcome = await h.request('tools/call', { name: 'anything', arguments: {} });
+    expect(outcome.response).toEqual({ jsonrpc: '2.0', id: outcome.id, result: {} });
+    const post = await server.waitFor({ rpc: 'tools/call' });
+    await h.transport.close();
+    // Well inside the grace: closing does not wait for it.
+    expect(await within(post.closed, 'the server seeing the response closed', streamGrace.ms / 2)).toEqual({ aborted: true });
   });
 
   it('P5: a request answered 202 fails with an error naming the (missing) content type; the session lives on', async () => {

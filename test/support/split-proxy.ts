@@ -70,7 +70,11 @@ export async function startSplitProxy(target: URL, delayMs = 5): Promise<SplitPr
     },
     async close() {
       for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+      });
     },
   };
 }

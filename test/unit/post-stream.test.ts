@@ -88,7 +88,7 @@ describe('POST stream chart', () => {
     expect(reports[0]).toMatchObject({ type: 'post.done', response, sessionId: 's' });
   });
 
-  it('P3, P4: an SSE response is read until its response arrives; then the reader stops (body cancelled)', async () => {
+  it('P3, P4: an SSE response is read until its response arrives; then the reader is stopped (its body then has its grace to end)', async () => {
     const { io, reports, post } = setUp();
     await flush();
     io.posts[0]!.resolve({ kind: 'sse', sessionId: 's', stream: openStream() });

@@ -1,5 +1,5 @@
-import { describe, expect, it } from 'vitest';
-import { readEventStream, type ReaderOptions } from '../../src/sse/reader.js';
+import { describe, expect, it, vi } from 'vitest';
+import { readEventStream, streamGrace, type ReaderOptions } from '../../src/sse/reader.js';
 import type { StreamReaderEvent } from '../../machines/post-stream.js';
 import type { JSONRPCId, MessageSink, OpenStream } from '../../machines/types.js';
 import { ProtocolError } from '../../machines/errors.js';
@@ -117,7 +117,106 @@ describe('SSE reader', () => {
       response,
       end: { lastEventId: '3', progressed: true, retryMs: undefined, error: undefined },
     });
+    // P4: the rest of the body (one more event, then its end) is read within the grace: released at its end.
+    await new Promise((resolve) => setTimeout(resolve, 10));
     expect(released()).toBe(true);
+  });
+
+  describe('P4: the grace after the response', () => {
+    const response = { jsonrpc: '2.0', id: 1, result: {} };
+    /** A body whose end the test decides; it notes being cancelled. */
+    function openBody() {
+      const encoder = new TextEncoder();
+      let controller!: ReadableStreamDefaultController<Uint8Array>;
+      const state = { cancelled: false, released: false };
+      const body = new ReadableStream<Uint8Array>({
+        start(c) {
+          controller = c;
+        },
+        cancel() {
+          state.cancelled = true;
+        },
+      });
+      const stream = {
+        body,
+        release: () => {
+          state.released = true;
+        },
+      };
+      const reader = new Promise<{ stop(): void }>((resolve) => {
+        const r = readEventStream(readerOptions(stream, recordingSink(), { requestIds: [1] }), () => {
+          r.stop();
+          resolve(r);
+        });
+      });
+      controller.enqueue(encoder.encode(`data: ${JSON.stringify(response)}\n\n`));
+      const push = (text: string) => {
+        controller.enqueue(encoder.encode(text));
+      };
+      const end = () => {
+        controller.close();
+      };
+      return { state, reader, push, end };
+    }
+    const tick = (ms = 5) => new Promise((resolve) => setTimeout(resolve, ms));
+
+    it('P4: a body that ends within the grace is read to its end, never cancelled (its connection is kept)', async () => {
+      const body = openBody();
+      await body.reader;
+      expect(body.state.released).toBe(false);
+      body.push(': trailing comment\n\n');
+      body.end();
+      await tick();
+      expect(body.state).toEqual({ cancelled: false, released: true });
+    });
+
+    it('P4: a body that does not end within the grace (1 s) is cut then', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+      try {
+        const body = openBody();
+        await body.reader;
+        vi.advanceTimersByTime(streamGrace.ms - 1);
+        await Promise.resolve();
+        expect(body.state).toEqual({ cancelled: false, released: false });
+        vi.advanceTimersByTime(1);
+        await Promise.resolve();
+        expect(body.state).toEqual({ cancelled: true, released: true });
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
+    it('P4: a body that sends more than 64 KiB within the grace is cut at once', async () => {
+      const body = openBody();
+      await body.reader;
+      body.push(`: ${'x'.repeat(streamGrace.bytes)}\n`);
+      await tick();
+      expect(body.state).toEqual({ cancelled: true, released: true });
+    });
+
+    it('P4: a stream stopped before its response is cut at once (no grace)', async () => {
+      const state = { cancelled: false, released: false };
+      const reader = readEventStream(
+        readerOptions(
+          {
+            body: new ReadableStream<Uint8Array>({
+              cancel() {
+                state.cancelled = true;
+              },
+            }),
+            release: () => {
+              state.released = true;
+            },
+          },
+          recordingSink(),
+          { requestIds: [1] },
+        ),
+        () => undefined,
+      );
+      reader.stop();
+      await tick();
+      expect(state).toEqual({ cancelled: true, released: true });
+    });
   });
 
   it('R1: a body that errors is reported as an end with its error, keeping the last event id', async () => {
