@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '../../src/node.js';
+import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '../../src/node.js';
 import { startV2Server } from '../support/v2-server.js';
 import { startSplitProxy } from '../support/split-proxy.js';
 import { cleanups, runCleanups, serve } from '../support/cleanups.js';
@@ -29,30 +29,26 @@ async function echoes(call: (text: string) => Promise<{ content?: unknown }>): P
 }
 
 describe('P4: connections kept after SSE answers', () => {
-  it('P4: 100 sequential SSE-answered calls (v2 Client, v2 server, data plane), each body end in its own packet, open at most 5 connections', async () => {
+  /** 100 echo calls from the v2 Client over this transport (with `options`) to the v2 server through the splitting proxy. */
+  async function v2Calls(options: StreamableHTTPClientTransportOptions): Promise<void> {
     const server = await startV2Server({ legacy: 'reject', responseMode: 'sse' });
     cleanups.push(() => server.close());
     const proxy = await splitProxy(server.url);
     const client = new Client({ name: 'p4', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-    await client.connect(new StreamableHTTPClientTransport(proxy.url(server.url.pathname)));
+    await client.connect(new StreamableHTTPClientTransport(proxy.url(server.url.pathname), options));
     cleanups.push(() => client.close());
     await echoes((text) => client.callTool({ name: 'echo', arguments: { text } }));
     // The proxy did split every answer's end (the test shows what it says it shows).
     expect(proxy.splits).toBeGreaterThanOrEqual(calls);
     expect(proxy.connections).toBeLessThanOrEqual(5);
+  }
+
+  it('P4: 100 sequential SSE-answered calls (v2 Client, v2 server, data plane), each body end in its own packet, open at most 5 connections', async () => {
+    await v2Calls({});
   }, 30_000);
 
   it("P4: the same with the caller's fetch: the body is read to its end within the grace", async () => {
-    const server = await startV2Server({ legacy: 'reject', responseMode: 'sse' });
-    cleanups.push(() => server.close());
-    const proxy = await splitProxy(server.url);
-    const client = new Client({ name: 'p4', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-    const transport = new StreamableHTTPClientTransport(proxy.url(server.url.pathname), { fetch: (url, init) => fetch(url, init) });
-    await client.connect(transport);
-    cleanups.push(() => client.close());
-    await echoes((text) => client.callTool({ name: 'echo', arguments: { text } }));
-    expect(proxy.splits).toBeGreaterThanOrEqual(calls);
-    expect(proxy.connections).toBeLessThanOrEqual(5);
+    await v2Calls({ fetch: (url, init) => fetch(url, init) });
   }, 30_000);
 
   it('P4: the same through the POST stream actor (2025 era, calls charted by streamIdleTimeout), 1.x server answering with SSE', async () => {
