@@ -11,6 +11,8 @@ export {
   InvalidMessageError,
   OfflineError,
   ModernOnlyServerError,
+  HttpAuthError,
+  type HttpAuthErrorCode,
   InvalidOptionsError,
   InvalidSavedStateError,
   InvalidRecordingError,
