@@ -167,8 +167,8 @@ export async function postMessage(
   control?: RequestControl,
 ): Promise<PostResult> {
   if (input.endpoint !== undefined) return postLegacy(http, input, signal);
-  // E3, E4: a request with the 2026-07-28 envelope carries the headers its body implies, and no session.
-  const derived = bodyHeaders(input.message);
+  // E3, E4, E12: a message of the 2026-07-28 era carries the headers its body implies, and no session.
+  const derived = bodyHeaders(input.message, input.protocolVersion);
   const modern =
     derived === undefined
       ? undefined

@@ -16,6 +16,7 @@ import {
 } from '../../src/index.js';
 import { startV2Server, type V2LoggedRequest, type V2ServerOptions, type V2TestServer } from '../support/v2-server.js';
 import { startServer } from '../support/mcp-server.js';
+import { startTmcpServer } from '../support/tmcp-server.js';
 import { only, rejection, until, within } from '../support/harness.js';
 import { cleanups, runCleanups } from '../support/cleanups.js';
 
@@ -221,6 +222,37 @@ describe('E3, E4: modern requests', () => {
     expect(transport.sessionId).toBeUndefined();
     expect(warnings.filter((w) => /no sessions/.test(w.message))).toHaveLength(1);
     expect(toolCalls(server).every((r) => headerOf(r, 'mcp-session-id') === undefined)).toBe(true);
+  });
+});
+
+describe('E12: modern notifications carry the SEP-2243 headers', () => {
+  it('E12: closing a listen() subscription against tmcp (strict about Mcp-Method) POSTs notifications/cancelled with both headers, answered 202', async () => {
+    const server = await startTmcpServer();
+    cleanups.push(() => server.close());
+    const client = v2Client('auto');
+    const transport = new StreamableHTTPClientTransport(server.url);
+    await client.connect(transport);
+    cleanups.push(() => client.close());
+    expect(transport.actor.getSnapshot().matches('modern')).toBe(true);
+    const subscription = await within(client.listen({ toolsListChanged: true }), 'the listen ack');
+    await subscription.close();
+    const cancellation = await server.waitFor((r) => r.rpc === 'notifications/cancelled');
+    expect(cancellation.headers['mcp-method']).toBe('notifications/cancelled');
+    expect(cancellation.headers['mcp-protocol-version']).toBe('2026-07-28');
+    expect(await within(cancellation.status, 'the answer to the cancellation')).toBe(202);
+  });
+
+  it("E12: a modern notification without an envelope of its own takes the connection's version; a 2025-era notification gets no Mcp-Method", async () => {
+    const modern = await v2Server();
+    const { transport } = await connect(modern, 'auto');
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' });
+    const notification = await modern.waitFor((r) => r.rpc === 'notifications/roots/list_changed');
+    expect(headerOf(notification, 'mcp-method')).toBe('notifications/roots/list_changed');
+    expect(headerOf(notification, 'mcp-protocol-version')).toBe('2026-07-28');
+    const old = await v2Server();
+    await connect(old, 'legacy');
+    const initialized = await old.waitFor((r) => r.rpc === 'notifications/initialized');
+    expect(headerOf(initialized, 'mcp-method')).toBeUndefined();
   });
 });
 
