@@ -113,6 +113,14 @@ export class ProtocolError extends McpTransportError {}
 /** One server-sent event was larger than `maxMessageBytes`; its stream was ended. */
 export class MessageTooLargeError extends ProtocolError {}
 
+/**
+ * S7: a message nested deeper than the transport hands on (the SDK Clients' validation recurses
+ * once per level, and a deep enough answer overflows the stack): never delivered; the call it
+ * answers fails with this, and nothing else is affected. Too large in depth, so its stream is
+ * never resumed to get it again.
+ */
+export class MessageTooDeepError extends MessageTooLargeError {}
+
 /** A stream sent nothing for `streamIdleTimeout` ms and was treated as dropped (and resumed, if it can be). */
 export class StreamIdleError extends McpTransportError {}
 

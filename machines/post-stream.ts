@@ -11,6 +11,7 @@ import {
 } from './backoff.js';
 import { idleWatch, idleWatchStates } from './idle-watch.js';
 import { isSessionMissing, MessageTooLargeError, statusOf, StreamEndedError, toError } from './errors.js';
+import { DISCOVER, envelopeVersion, isRequest } from './connection/messages.js';
 import type {
   PostRequestInput,
   PostStreamContext,
@@ -149,6 +150,14 @@ const postStreamSetup = setup({
     noteOnline: assign({ offline: false }),
     acknowledge: ({ context }) => {
       context.ticket.accepted();
+    },
+    /**
+     * A stream begins: the caller's send() resolves now, except the era probe's (S7, E1): the v2
+     * Client's negotiation reads a failed send() as a failure, an error answer as a verdict, so
+     * the probe's send() settles with its answer or its failure.
+     */
+    acknowledgeStream: ({ context }) => {
+      if (!(isRequest(context.message, DISCOVER) && envelopeVersion(context.message) !== undefined)) context.ticket.accepted();
     },
     checkIdle: sendTo('reader', { type: 'idle.check' }),
     /** P1–P9: what the POST answered: the session id it gave, and its JSON response or the stream to read. */
@@ -289,7 +298,7 @@ export const postStreamMachine = postStreamSetup.createMachine({
             target: 'json',
             actions: [{ type: 'adoptAnswer', params: doneResult }, 'acknowledge'],
           },
-          { target: 'streaming', actions: [{ type: 'adoptAnswer', params: doneResult }, 'acknowledge'] },
+          { target: 'streaming', actions: [{ type: 'adoptAnswer', params: doneResult }, 'acknowledgeStream'] },
         ],
         onError: { target: 'failed', actions: assign({ error: ({ event }) => toError(event.error) }) },
       },
@@ -350,7 +359,7 @@ export const postStreamMachine = postStreamSetup.createMachine({
         ],
       },
     },
-    done: { type: 'final', entry: 'reportDone' },
+    done: { type: 'final', entry: ['acknowledge', 'reportDone'] },
     failed: { type: 'final', entry: 'reportFailed' },
   },
 });

@@ -3,6 +3,7 @@ export {
   StreamableHTTPError,
   ProtocolError,
   MessageTooLargeError,
+  MessageTooDeepError,
   StreamIdleError,
   StreamEndedError,
   SessionExpiredError,

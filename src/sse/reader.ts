@@ -4,7 +4,7 @@ import type { ReadStreamInput, StreamReaderCommand, StreamReaderEvent } from '..
 import { clampRetry } from '../../machines/backoff.js';
 import { formatStack, MessageTooLargeError, ProtocolError, StreamIdleError, toError } from '../../machines/errors.js';
 import { readChunks } from '../http/body.js';
-import { cut, isJsonRpcMessage, isResponse, lastMessageProblem } from '../schema.js';
+import { answersOneOf, cut, isJsonRpcMessage, isResponse, lastMessageProblem, messageTooDeep, nestsTooDeep } from '../schema.js';
 
 export interface ReaderOptions extends ReadStreamInput {
   sink: MessageSink;
@@ -94,6 +94,13 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
         value = JSON.parse(event.data);
       } catch (error) {
         sink.warn(new ProtocolError(`invalid JSON in server-sent event: ${cut(event.data)}`, { cause: error }));
+        return;
+      }
+      // S7: nested too deep for the Client's validation: never delivered; as this stream's response, it fails the call.
+      if (nestsTooDeep(value, event.data.length)) {
+        const error = messageTooDeep();
+        sink.warn(error);
+        if (answersOneOf(value, requestIds)) finish({ type: 'stream.ended', end: end(error) });
         return;
       }
       // Checked without a result object: nothing per event beyond the parser's and JSON.parse's.
