@@ -2,6 +2,7 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { MessageSink, StreamEnd } from '../../machines/types.js';
 import type { ReadStreamInput, StreamReaderCommand, StreamReaderEvent } from '../../machines/post-stream.js';
 import { clampRetry } from '../../machines/backoff.js';
+import { cancelledRequestId } from '../../machines/connection/messages.js';
 import { formatStack, MessageTooLargeError, ProtocolError, StreamIdleError, toError } from '../../machines/errors.js';
 import { readChunks } from '../http/body.js';
 import { answersOneOf, cut, isJsonRpcMessage, isResponse, lastMessageProblem, messageTooDeep, nestsTooDeep } from '../schema.js';
@@ -123,6 +124,12 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
         }
       }
       sink.deliver(message);
+      // E13: the server ended this stream's request with notifications/cancelled (delivered first): the stream is over.
+      if (requestIds.length > 0) {
+        const cancelled = cancelledRequestId(message);
+        if (cancelled !== undefined && requestIds.includes(cancelled))
+          finish({ type: 'stream.ended', end: { ...end(undefined), cancelled: true } });
+      }
     },
     onRetry(ms: number) {
       retryMs = clampRetry(ms);
