@@ -436,7 +436,7 @@ describe('E13: a listen stream the server ends with notifications/cancelled', ()
     const child = transport.actor.getSnapshot().children['listen-0'];
     if (child === undefined) throw new Error('no listen child');
     const watch = child.subscribe((snapshot) => {
-      if (snapshot.status === 'done') ends.push(String(snapshot.value));
+      if (snapshot.status === 'done') ends.push(JSON.stringify(snapshot.value).replaceAll('"', ''));
     });
     await until(() => !('listen-0' in transport.actor.getSnapshot().children), 'the listen child stopped');
     watch.unsubscribe();
