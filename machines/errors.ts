@@ -48,11 +48,78 @@ export class StreamableHTTPError extends McpTransportError {
   }
 }
 
+/** The v2 SDK's registry symbols (`Symbol.for`, shared by every copy of the SDK): its error brands, its auth-seam stamp. */
+const sdkErrorBrands = Symbol.for('mcp.sdk.errorBrands');
+const sdkAuthSeamEscape = Symbol.for('mcp.authSeamEscape');
+
+/** A7: the v2 SDK's codes for an authorization failure (`SdkErrorCode.ClientHttpAuthentication`, `…Forbidden`). */
+export type HttpAuthErrorCode = 'CLIENT_HTTP_AUTHENTICATION' | 'CLIENT_HTTP_FORBIDDEN';
+
+/**
+ * A7: under the v2 SDK Client, a 401 or 403 the transport did not resolve (no `authProvider`, or
+ * the flow gave up), shaped as the SDK's own `SdkHttpError`: `code` CLIENT_HTTP_AUTHENTICATION or
+ * CLIENT_HTTP_FORBIDDEN, `data` with the status, its text and the body, `status`, `statusText`,
+ * and the `WWW-Authenticate` challenge. It carries the SDK's error brands, so
+ * `instanceof SdkHttpError` (and `SdkError`) holds without this package importing the SDK (an
+ * optional peer), and the SDK's auth-seam stamp, so the Client's era probe rejects `connect()`
+ * with it as it is. `cause` is the transport's own error (a StreamableHTTPError).
+ */
+export class HttpAuthError extends McpTransportError {
+  readonly code: HttpAuthErrorCode;
+  readonly status: 401 | 403;
+  readonly statusText: string;
+  readonly data: { status: 401 | 403; statusText: string; text: string };
+  readonly challenge: AuthChallenge | undefined;
+
+  constructor(from: StreamableHTTPError, status: 401 | 403, cause: Error) {
+    const denied = status === 403;
+    super(
+      `${denied ? 'the server denied access' : 'the server requires authorization'} (HTTP ${status})` +
+        (from.challenge?.error === undefined ? '' : `: ${from.challenge.error}`),
+      { cause },
+    );
+    this.code = denied ? 'CLIENT_HTTP_FORBIDDEN' : 'CLIENT_HTTP_AUTHENTICATION';
+    this.status = status;
+    this.statusText = from.statusText;
+    this.data = { status, statusText: from.statusText, text: from.body };
+    this.challenge = from.challenge;
+    Object.defineProperty(this, sdkErrorBrands, { value: new Set(['mcp.SdkError', 'mcp.SdkHttpError']), configurable: true });
+    Object.defineProperty(this, sdkAuthSeamEscape, { value: true, configurable: true });
+  }
+}
+
+/** The 401 or 403 behind an error, looked for along its `cause` chain (a failed legacy fallback keeps it there). */
+function authFailureIn(error: Error): { from: StreamableHTTPError; status: 401 | 403 } | undefined {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof StreamableHTTPError && (e.status === 401 || e.status === 403)) return { from: e, status: e.status };
+  }
+  return undefined;
+}
+
+/**
+ * A7: the error a caller of the v2 SDK Client is given for `error`: a 401 or 403 the transport did
+ * not resolve as the SDK types it (HttpAuthError); anything else, the SDK's UnauthorizedError
+ * included, as it is.
+ */
+export function asSdkAuthError(error: Error): Error {
+  if (error instanceof HttpAuthError) return error;
+  const failure = authFailureIn(error);
+  return failure === undefined ? error : new HttpAuthError(failure.from, failure.status, error);
+}
+
 /** The server broke the protocol: a bad session ID, an unexpected content type, a bad message. */
 export class ProtocolError extends McpTransportError {}
 
 /** One server-sent event was larger than `maxMessageBytes`; its stream was ended. */
 export class MessageTooLargeError extends ProtocolError {}
+
+/**
+ * S7: a message nested deeper than the transport hands on (the SDK Clients' validation recurses
+ * once per level, and a deep enough answer overflows the stack): never delivered; the call it
+ * answers fails with this, and nothing else is affected. Too large in depth, so its stream is
+ * never resumed to get it again.
+ */
+export class MessageTooDeepError extends MessageTooLargeError {}
 
 /** A stream sent nothing for `streamIdleTimeout` ms and was treated as dropped (and resumed, if it can be). */
 export class StreamIdleError extends McpTransportError {}

@@ -11,6 +11,7 @@ import {
 } from './backoff.js';
 import { idleWatch, idleWatchStates } from './idle-watch.js';
 import { isSessionMissing, MessageTooLargeError, statusOf, StreamEndedError, toError } from './errors.js';
+import { DISCOVER, envelopeVersion, isRequest, LISTEN } from './connection/messages.js';
 import type {
   PostRequestInput,
   PostStreamContext,
@@ -81,6 +82,10 @@ function doneResult<T>({ event }: { event: { output: T } }): { result: T } {
 /** A stream that ended before its response: resume it (R1) within budget (R5), or fail the call (R2). */
 const onStreamEnded = [
   { guard: 'awaitsNothing', target: '#postStream.done' },
+  // E13: a listen stream the server ended with notifications/cancelled ended gracefully, as one ended by its result.
+  { guard: 'listenCancelledByServer', target: '#postStream.done' },
+  // E13: any other request the server cancelled will not be answered: it fails at once, not resumed.
+  { guard: 'cancelledByServer', target: '#postStream.failed', actions: 'failCancelled' },
   { guard: 'canResume', target: '#postStream.backoff', actions: 'adoptEnd' },
   // R11: an event id that cannot be sent back as Last-Event-ID: not resumable, fail at once.
   { guard: 'endedUnsendable', target: '#postStream.failed', actions: 'failUnsendable' },
@@ -112,6 +117,11 @@ const postStreamSetup = setup({
     },
     isAccepted: (_, params: { result: PostResult }) => params.result.kind === 'accepted',
     isJson: (_, params: { result: PostResult }) => params.result.kind === 'json',
+    /** E13: the server sent notifications/cancelled for the request this stream carries. */
+    cancelledByServer: ({ event }) => event.type === 'stream.ended' && event.end.cancelled === true,
+    /** E13: … and the request is a `subscriptions/listen`: the spec's other graceful end of one. */
+    listenCancelledByServer: ({ context, event }) =>
+      event.type === 'stream.ended' && event.end.cancelled === true && isRequest(context.message, LISTEN),
     /** `resumeStream()` awaits no response: its stream ending is its end. */
     awaitsNothing: ({ context }) => context.requestIds.length === 0,
     /** R1/R2: only a stream that has shown an event id can be resumed, and only within budget (R5); E5: never in the 2026-07-28 era. */
@@ -150,6 +160,14 @@ const postStreamSetup = setup({
     acknowledge: ({ context }) => {
       context.ticket.accepted();
     },
+    /**
+     * A stream begins: the caller's send() resolves now, except the era probe's (S7, E1): the v2
+     * Client's negotiation reads a failed send() as a failure, an error answer as a verdict, so
+     * the probe's send() settles with its answer or its failure.
+     */
+    acknowledgeStream: ({ context }) => {
+      if (!(isRequest(context.message, DISCOVER) && envelopeVersion(context.message) !== undefined)) context.ticket.accepted();
+    },
     checkIdle: sendTo('reader', { type: 'idle.check' }),
     /** P1–P9: what the POST answered: the session id it gave, and its JSON response or the stream to read. */
     adoptAnswer: assign((_, params: { result: PostResult }) => {
@@ -170,6 +188,7 @@ const postStreamSetup = setup({
         stream: undefined,
       };
     }),
+    failCancelled: assign({ error: () => new StreamEndedError('the server cancelled the request (notifications/cancelled)') }),
     failUnsendable: assign({
       error: ({ context, event }) => (event.type === 'stream.ended' ? unsendableIdError(event.end.error) : context.error),
     }),
@@ -289,7 +308,7 @@ export const postStreamMachine = postStreamSetup.createMachine({
             target: 'json',
             actions: [{ type: 'adoptAnswer', params: doneResult }, 'acknowledge'],
           },
-          { target: 'streaming', actions: [{ type: 'adoptAnswer', params: doneResult }, 'acknowledge'] },
+          { target: 'streaming', actions: [{ type: 'adoptAnswer', params: doneResult }, 'acknowledgeStream'] },
         ],
         onError: { target: 'failed', actions: assign({ error: ({ event }) => toError(event.error) }) },
       },
@@ -350,7 +369,7 @@ export const postStreamMachine = postStreamSetup.createMachine({
         ],
       },
     },
-    done: { type: 'final', entry: 'reportDone' },
+    done: { type: 'final', entry: ['acknowledge', 'reportDone'] },
     failed: { type: 'final', entry: 'reportFailed' },
   },
 });

@@ -164,6 +164,8 @@ export interface StreamEnd {
   retryMs: number | undefined;
   /** Why it ended: undefined for a clean end of body. */
   error: Error | undefined;
+  /** E13: the server ended the request it carries with `notifications/cancelled` (delivered), and reading stopped there. */
+  cancelled?: boolean;
 }
 
 /** What a POST's response turned out to be. */

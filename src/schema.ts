@@ -1,4 +1,5 @@
-import type { JSONRPCMessage } from '../machines/types.js';
+import type { JSONRPCId, JSONRPCMessage } from '../machines/types.js';
+import { formatStack, MessageTooDeepError } from '../machines/errors.js';
 
 /**
  * Validation at the edge: what the server sends and what a caller hands to `send()`.
@@ -83,4 +84,52 @@ export function isResponse(message: JSONRPCMessage): message is Extract<JSONRPCM
 /** Text for an error message: at most 1 KB, so a huge body never ends up in a log. */
 export function cut(text: string, limit = 1024): string {
   return text.length <= limit ? text : `${text.slice(0, limit)}… (${text.length - limit} more characters)`;
+}
+
+/**
+ * S7: the deepest nesting of a message the transport hands on, the message itself being level 1.
+ * The SDK Clients validate with zod, which recurses per level: 2,000 levels overflow its stack
+ * under a test runner, 100,000 anywhere. MCP's own shapes are a few levels deep.
+ */
+export const maxMessageDepth = 512;
+
+/**
+ * S7: whether a value parsed from `textLength` characters of JSON nests deeper than
+ * `maxMessageDepth`. Walked with a stack of its own (a recursive walk would overflow the same
+ * way), and only when the text is long enough to nest that deep (two characters a level): a
+ * short message costs one comparison, a long one a walk over its objects and arrays only.
+ */
+export function nestsTooDeep(value: unknown, textLength: number): boolean {
+  if (textLength < 2 * maxMessageDepth || typeof value !== 'object' || value === null) return false;
+  const values: object[] = [value];
+  const depths: number[] = [1];
+  for (let value = values.pop(), depth = depths.pop() ?? 1; value !== undefined; value = values.pop(), depth = depths.pop() ?? 1) {
+    const children: unknown[] = Array.isArray(value) ? value : Object.values(value);
+    for (const child of children) {
+      if (typeof child !== 'object' || child === null) continue;
+      if (depth + 1 > maxMessageDepth) return true;
+      values.push(child);
+      depths.push(depth + 1);
+    }
+  }
+  return false;
+}
+
+/** S7: the error for a message nested too deep, its stack formatted at once (nothing of the message kept, P12). */
+export function messageTooDeep(): MessageTooDeepError {
+  const error = new MessageTooDeepError(
+    `a message from the server nests deeper than ${maxMessageDepth} levels, the most this transport hands on; refused`,
+  );
+  formatStack(error);
+  return error;
+}
+
+/** S7: whether a value (checked or not) is the response to one of `requestIds`. */
+export function answersOneOf(value: unknown, requestIds: readonly JSONRPCId[]): boolean {
+  return (
+    isPlainObject(value) &&
+    ('result' in value || 'error' in value) &&
+    (typeof value.id === 'string' || typeof value.id === 'number') &&
+    requestIds.includes(value.id)
+  );
 }

@@ -16,6 +16,7 @@ import { postStreamMachine, requestIdsOf } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/types.js';
 import {
+  asSdkAuthError,
   InvalidMessageError,
   McpTransportError,
   OfflineError,
@@ -62,8 +63,16 @@ function takesDirect(snapshot: SnapshotFrom<ConnectionMachine>, message: JSONRPC
   return snapshot.hasTag('dataPlaneInitialize') && isRequest(message, INITIALIZE);
 }
 
-/** A `send()` promise's two ends, settled once, and the caller's stream-end hook (E2). */
-function ticketFor(resolve: () => void, reject: (error: Error) => void, onStreamEnd?: () => void): SendTicket {
+/**
+ * A `send()` promise's two ends, settled once, and the caller's stream-end hook (E2); `shape` is
+ * what the caller's Client is given for an error (A7).
+ */
+function ticketFor(
+  resolve: () => void,
+  reject: (error: Error) => void,
+  onStreamEnd?: () => void,
+  shape: (error: Error) => Error = (error) => error,
+): SendTicket {
   let settled = false;
   let ended = false;
   return {
@@ -83,7 +92,7 @@ function ticketFor(resolve: () => void, reject: (error: Error) => void, onStream
     failed(error) {
       if (settled) return false;
       settled = true;
-      reject(error);
+      reject(shape(error));
       return true;
     },
   };
@@ -409,6 +418,13 @@ export class StreamableHTTPClientTransport {
     return this.supportedVersions;
   }
 
+  /**
+   * A7: an error as the caller's Client types it: under the v2 SDK Client a 401 or 403 the
+   * transport did not resolve is the SDK's authentication or forbidden error; the 1.x Client
+   * keeps its StreamableHTTPError (and either keeps the SDK's UnauthorizedError).
+   */
+  private readonly forClient = (error: Error): Error => (this.io.sdk === 'v2' ? asSdkAuthError(error) : error);
+
   private dispatch(message: JSONRPCMessage | JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {
     const snapshot = this.actor.getSnapshot();
     if (snapshot.status !== 'active') {
@@ -432,7 +448,7 @@ export class StreamableHTTPClientTransport {
       return new Promise((resolve, reject) => {
         plane.send(
           message,
-          ticketFor(resolve, reject, options?.onRequestStreamEnd),
+          ticketFor(resolve, reject, options?.onRequestStreamEnd, this.forClient),
           sessionId,
           protocolVersion,
           perRequestHeaders(options?.headers, this.authProvider !== undefined),
@@ -456,7 +472,7 @@ export class StreamableHTTPClientTransport {
       this.actor.send({
         type: 'send',
         message,
-        ticket: ticketFor(resolve, reject, options?.onRequestStreamEnd),
+        ticket: ticketFor(resolve, reject, options?.onRequestStreamEnd, this.forClient),
         resumptionToken: options?.resumptionToken,
         onResumptionToken: options?.onresumptiontoken,
         headers: perRequestHeaders(options?.headers, this.authProvider !== undefined),

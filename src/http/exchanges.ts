@@ -1,7 +1,7 @@
 import type { GetResult, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult } from '../../machines/types.js';
 import type { PostRequestInput } from '../../machines/post-stream.js';
 import { formatStack, McpTransportError, MessageTooLargeError, ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
-import { cut, isResponse, sessionIdProblem, validateMessage } from '../schema.js';
+import { cut, isResponse, messageTooDeep, nestsTooDeep, sessionIdProblem, validateMessage } from '../schema.js';
 import { HttpClient, redirectTarget, RequestControl, type Exchange, type HttpResponse, type RequestSpec } from './client.js';
 import { parseChallenge } from './challenge.js';
 import { bodyHeaders, mediaType } from './headers.js';
@@ -147,7 +147,7 @@ function errorResponseFor(body: string, requestIds: PostRequestInput['requestIds
     return undefined;
   }
   const checked = validateMessage(value);
-  if (!checked.ok) return undefined;
+  if (!checked.ok || nestsTooDeep(value, body.length)) return undefined;
   const message = checked.message;
   if ('error' in message && message.id != null && requestIds.includes(message.id)) return message;
   return undefined;
@@ -167,8 +167,8 @@ export async function postMessage(
   control?: RequestControl,
 ): Promise<PostResult> {
   if (input.endpoint !== undefined) return postLegacy(http, input, signal);
-  // E3, E4: a request with the 2026-07-28 envelope carries the headers its body implies, and no session.
-  const derived = bodyHeaders(input.message);
+  // E3, E4, E12: a message of the 2026-07-28 era carries the headers its body implies, and no session.
+  const derived = bodyHeaders(input.message, input.protocolVersion);
   const modern =
     derived === undefined
       ? undefined
@@ -281,6 +281,8 @@ function deliverJsonBody(text: string, requestIds: PostRequestInput['requestIds'
   } catch (error) {
     throw new ProtocolError(`invalid JSON in response body: ${cut(text)}`, { cause: error });
   }
+  // S7: nested too deep for the Client's validation: nothing of it is delivered, the call fails.
+  if (nestsTooDeep(value, text.length)) throw messageTooDeep();
   const values: unknown[] = Array.isArray(value) ? value : [value];
   const messages: JSONRPCMessage[] = [];
   for (const item of values) {

@@ -3,7 +3,7 @@
  * then spreads one small object instead of rebuilding a `Headers` (a hot-path cost in the SDK).
  */
 
-import { envelopeVersion } from '../../machines/connection/messages.js';
+import { isModernVersion, PROTOCOL_VERSION_META_KEY } from '../../machines/connection/messages.js';
 import type { JSONRPCMessage } from '../../machines/types.js';
 
 /** Headers the transport owns: a caller's `requestInit.headers` cannot override them (H8, E3). */
@@ -63,13 +63,23 @@ export function headerSafe(value: string): string {
 }
 
 /**
- * E3: the SEP-2243 headers a request's body implies: `MCP-Protocol-Version` from its `_meta`
- * envelope, `Mcp-Method`, and `Mcp-Name` where the method names a target. Undefined for a
- * message without the envelope claim (every 2025-era message), which is sent as before.
+ * E3, E12: the SEP-2243 headers a message's body implies: `MCP-Protocol-Version` from its `_meta`
+ * envelope, `Mcp-Method`, and `Mcp-Name` where the method names a target. A notification carries
+ * them too (E12: strict servers refuse one without, -32020), from its own envelope or, without
+ * one, from the connection's modern `protocolVersion`. Undefined for a message of the 2025 era (no
+ * envelope claim), which is sent as before.
  */
-export function bodyHeaders(message: JSONRPCMessage | JSONRPCMessage[]): { version: string; headers: Record<string, string> } | undefined {
-  const version = envelopeVersion(message);
-  if (version === undefined || Array.isArray(message) || !('method' in message)) return undefined;
+export function bodyHeaders(
+  message: JSONRPCMessage | JSONRPCMessage[],
+  protocolVersion?: string,
+): { version: string; headers: Record<string, string> } | undefined {
+  if (Array.isArray(message) || !('method' in message)) return undefined;
+  const meta = message.params?._meta;
+  const claim = typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_META_KEY] : undefined;
+  let version = typeof claim === 'string' ? claim : undefined;
+  // A request's claim is its era (the probe's included); a notification goes as modern only in that era.
+  if (!('id' in message) && !isModernVersion(version)) version = isModernVersion(protocolVersion) ? protocolVersion : undefined;
+  if (version === undefined) return undefined;
   const headers: Record<string, string> = { 'mcp-method': message.method };
   const field = nameSource[message.method];
   const name = field === undefined ? undefined : message.params?.[field];

@@ -2,9 +2,10 @@ import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { MessageSink, StreamEnd } from '../../machines/types.js';
 import type { ReadStreamInput, StreamReaderCommand, StreamReaderEvent } from '../../machines/post-stream.js';
 import { clampRetry } from '../../machines/backoff.js';
+import { cancelledRequestId } from '../../machines/connection/messages.js';
 import { formatStack, MessageTooLargeError, ProtocolError, StreamIdleError, toError } from '../../machines/errors.js';
 import { readChunks } from '../http/body.js';
-import { cut, isJsonRpcMessage, isResponse, lastMessageProblem } from '../schema.js';
+import { answersOneOf, cut, isJsonRpcMessage, isResponse, lastMessageProblem, messageTooDeep, nestsTooDeep } from '../schema.js';
 
 export interface ReaderOptions extends ReadStreamInput {
   sink: MessageSink;
@@ -121,6 +122,13 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
         sink.warn(new ProtocolError(`invalid JSON in server-sent event: ${cut(event.data)}`, { cause: error }));
         return;
       }
+      // S7: nested too deep for the Client's validation: never delivered; as this stream's response, it fails the call.
+      if (nestsTooDeep(value, event.data.length)) {
+        const error = messageTooDeep();
+        sink.warn(error);
+        if (answersOneOf(value, requestIds)) finish({ type: 'stream.ended', end: end(error) });
+        return;
+      }
       // Checked without a result object: nothing per event beyond the parser's and JSON.parse's.
       if (!isJsonRpcMessage(value)) {
         sink.warn(new ProtocolError(`invalid JSON-RPC message in server-sent event (${lastMessageProblem()}): ${cut(event.data)}`));
@@ -142,6 +150,12 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
         }
       }
       sink.deliver(message);
+      // E13: the server ended this stream's request with notifications/cancelled (delivered first): the stream is over.
+      if (requestIds.length > 0) {
+        const cancelled = cancelledRequestId(message);
+        if (cancelled !== undefined && requestIds.includes(cancelled))
+          finish({ type: 'stream.ended', end: { ...end(undefined), cancelled: true } });
+      }
     },
     onRetry(ms: number) {
       retryMs = clampRetry(ms);

@@ -16,6 +16,7 @@ import {
 } from '../../src/index.js';
 import { startV2Server, type V2LoggedRequest, type V2ServerOptions, type V2TestServer } from '../support/v2-server.js';
 import { startServer } from '../support/mcp-server.js';
+import { startTmcpServer } from '../support/tmcp-server.js';
 import { only, rejection, until, within } from '../support/harness.js';
 import { cleanups, runCleanups } from '../support/cleanups.js';
 
@@ -224,6 +225,37 @@ describe('E3, E4: modern requests', () => {
   });
 });
 
+describe('E12: modern notifications carry the SEP-2243 headers', () => {
+  it('E12: closing a listen() subscription against tmcp (strict about Mcp-Method) POSTs notifications/cancelled with both headers, answered 202', async () => {
+    const server = await startTmcpServer();
+    cleanups.push(() => server.close());
+    const client = v2Client('auto');
+    const transport = new StreamableHTTPClientTransport(server.url);
+    await client.connect(transport);
+    cleanups.push(() => client.close());
+    expect(transport.actor.getSnapshot().matches('modern')).toBe(true);
+    const subscription = await within(client.listen({ toolsListChanged: true }), 'the listen ack');
+    await subscription.close();
+    const cancellation = await server.waitFor((r) => r.rpc === 'notifications/cancelled');
+    expect(cancellation.headers['mcp-method']).toBe('notifications/cancelled');
+    expect(cancellation.headers['mcp-protocol-version']).toBe('2026-07-28');
+    expect(await within(cancellation.status, 'the answer to the cancellation')).toBe(202);
+  });
+
+  it("E12: a modern notification without an envelope of its own takes the connection's version; a 2025-era notification gets no Mcp-Method", async () => {
+    const modern = await v2Server();
+    const { transport } = await connect(modern, 'auto');
+    await transport.send({ jsonrpc: '2.0', method: 'notifications/roots/list_changed' });
+    const notification = await modern.waitFor((r) => r.rpc === 'notifications/roots/list_changed');
+    expect(headerOf(notification, 'mcp-method')).toBe('notifications/roots/list_changed');
+    expect(headerOf(notification, 'mcp-protocol-version')).toBe('2026-07-28');
+    const old = await v2Server();
+    await connect(old, 'legacy');
+    const initialized = await old.waitFor((r) => r.rpc === 'notifications/initialized');
+    expect(headerOf(initialized, 'mcp-method')).toBeUndefined();
+  });
+});
+
 describe('E5, E6: broken streams and cancellation', () => {
   it('E5: a response stream cut before its response fails that call at once; no resume GET; other calls go on', async () => {
     const server = await v2Server({
@@ -338,6 +370,94 @@ describe('E7: subscriptions/listen', () => {
     const cause = await within(subscription.closed, 'the subscription learned of the drop');
     expect(cause).toBe('remote');
     expect(transport.actor.getSnapshot().matches('modern')).toBe(true);
+  });
+});
+
+describe('E13: a listen stream the server ends with notifications/cancelled', () => {
+  /**
+   * A v2 server whose front answers subscriptions/listen itself, as the spec allows a server to
+   * end one: the acknowledgement, then (`cancel`) notifications/cancelled for the listen request,
+   * then the end of the stream.
+   */
+  async function listenEndingServer(cancel: boolean): Promise<V2TestServer> {
+    return v2Server({
+      legacy: 'reject',
+      intercept: (_req, res, body) => {
+        const listen = body as { method?: string; id?: string | number };
+        if (listen.method !== 'subscriptions/listen' || listen.id === undefined) return false;
+        const meta = { 'io.modelcontextprotocol/subscriptionId': listen.id };
+        const event = (message: object) => `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', ...message })}\n\n`;
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(
+          event({ method: 'notifications/subscriptions/acknowledged', params: { _meta: meta, notifications: { toolsListChanged: true } } }),
+        );
+        setTimeout(() => {
+          if (cancel)
+            res.write(event({ method: 'notifications/cancelled', params: { requestId: listen.id, reason: 'server shutting down' } }));
+          res.end();
+        }, 50);
+        return true;
+      },
+    });
+  }
+
+  it('E13: under the v2 Client the cancellation closes the subscription with no warning, and the connection goes on', async () => {
+    const server = await listenEndingServer(true);
+    const { client, transport, warnings } = await connect(server, 'auto');
+    const subscription = await within(client.listen({ toolsListChanged: true }), 'the listen ack');
+    // The v2 Client reads a server's cancellation as a remote close (and aborts the request); nothing is a drop.
+    expect(await within(subscription.closed, 'the subscription learned of the end')).toBe('remote');
+    await until(() => !('listen-0' in transport.actor.getSnapshot().children), 'the listen child stopped');
+    expect(warnings).toEqual([]);
+    expect(transport.actor.getSnapshot().matches('modern')).toBe(true);
+    const result = await client.callTool({ name: 'echo', arguments: { text: 'still here' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'still here' }]);
+  });
+
+  /** A listen request sent straight to the transport (no Client aborting it): how its child ends, what onerror and the stream-end hook heard. */
+  async function rawListen(cancel: boolean) {
+    const server = await listenEndingServer(cancel);
+    const { transport, warnings } = await connect(server, 'auto');
+    const delivered: JSONRPCMessage[] = [];
+    const previous = transport.onmessage;
+    transport.onmessage = (message) => {
+      delivered.push(message);
+      previous?.(message);
+    };
+    const ends: string[] = [];
+    let streamEnds = 0;
+    const request = {
+      jsonrpc: '2.0' as const,
+      id: 'raw-listen',
+      method: 'subscriptions/listen',
+      params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' }, notifications: { toolsListChanged: true } },
+    };
+    await transport.send(request, { onRequestStreamEnd: () => streamEnds++ });
+    const child = transport.actor.getSnapshot().children['listen-0'];
+    if (child === undefined) throw new Error('no listen child');
+    const watch = child.subscribe((snapshot) => {
+      if (snapshot.status === 'done') ends.push(JSON.stringify(snapshot.value).replaceAll('"', ''));
+    });
+    await until(() => !('listen-0' in transport.actor.getSnapshot().children), 'the listen child stopped');
+    watch.unsubscribe();
+    return { ends, warnings, streamEnds, delivered };
+  }
+
+  it('E13: ended with the cancellation, the listen child ends done: no warning, no failure answer, the stream-end hook once', async () => {
+    const { ends, warnings, streamEnds, delivered } = await rawListen(true);
+    expect(ends).toEqual(['done']);
+    expect(warnings).toEqual([]);
+    expect(streamEnds).toBe(1);
+    const methods = delivered.map((m) => ('method' in m ? m.method : `response ${String('id' in m ? m.id : '')}`));
+    expect(methods).toEqual(['notifications/subscriptions/acknowledged', 'notifications/cancelled']);
+  });
+
+  it('E13: ended without the cancellation (nor a result), the same stream is a drop: the child fails, onerror hears it', async () => {
+    const { ends, warnings, streamEnds, delivered } = await rawListen(false);
+    expect(ends).toEqual(['failed']);
+    expect(warnings.map((w) => w.name)).toEqual(['StreamEndedError']);
+    expect(streamEnds).toBe(1);
+    expect(delivered.map((m) => ('method' in m ? m.method : 'a response'))).toEqual(['notifications/subscriptions/acknowledged']);
   });
 });
 

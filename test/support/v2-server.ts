@@ -61,8 +61,16 @@ export function buildV2Server(): McpServer {
   return server;
 }
 
-/** Serves `handler.fetch` on a node:http server: the request as a WHATWG Request, the Response streamed back. */
-async function serve(handler: McpHttpHandler, req: IncomingMessage, res: ServerResponse, body: Buffer): Promise<void> {
+/**
+ * Serves a fetch-style handler (`handler.fetch`, tmcp's `transport.respond`) on a node:http server:
+ * the request as a WHATWG Request, the Response streamed back (a 404 when it gives none).
+ */
+export async function serveFetch(
+  respond: (request: Request) => Promise<Response | null>,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: Buffer,
+): Promise<void> {
   const controller = new AbortController();
   res.on('close', () => {
     controller.abort();
@@ -79,7 +87,7 @@ async function serve(handler: McpHttpHandler, req: IncomingMessage, res: ServerR
     signal: controller.signal,
     ...(hasBody ? { body: new Uint8Array(body) } : {}),
   });
-  const response = await handler.fetch(request);
+  const response = (await respond(request)) ?? new Response(null, { status: 404 });
   res.writeHead(response.status, Object.fromEntries(response.headers));
   if (response.body === null) {
     res.end();
@@ -114,7 +122,7 @@ export async function startV2Server(options: V2ServerOptions = {}): Promise<V2Te
         ),
       });
       if (options.intercept !== undefined && (await options.intercept(req, res, body))) return;
-      await serve(handler, req, res, bytes);
+      await serveFetch((request) => handler.fetch(request), req, res, bytes);
     })().catch(() => {
       if (!res.headersSent) res.writeHead(500);
       res.end();

@@ -9,11 +9,7 @@ const request = { jsonrpc: '2.0' as const, id: 7, method: 'tools/call', params: 
 const response = { jsonrpc: '2.0' as const, id: 7, result: { content: [] } };
 
 /** Runs one POST child under a parent that records what the child reports. */
-function setUp(
-  overrides: Partial<ChartOptions> = {},
-  message: typeof request | { jsonrpc: '2.0'; method: string } = request,
-  extra: Partial<PostStreamInput> = {},
-) {
+function setUp(overrides: Partial<ChartOptions> = {}, message: PostStreamInput['message'] = request, extra: Partial<PostStreamInput> = {}) {
   const io = fakeIo();
   const clock = new SimulatedClock();
   const reports: PostStreamReport[] = [];
@@ -110,6 +106,22 @@ describe('POST stream chart', () => {
     const failure = reports[0] as Extract<PostStreamReport, { type: 'post.failed' }>;
     expect(failure.error).toBeInstanceOf(StreamEndedError);
     expect(failure.error.message).toBe('request ended without a response');
+  });
+
+  it('E13: a listen stream the server ended with notifications/cancelled is done; a call it cancelled fails at once, never resumed', async () => {
+    const listen = { jsonrpc: '2.0' as const, id: 'listen:0', method: 'subscriptions/listen', params: { notifications: {} } };
+    const graceful = setUp({}, listen, { modern: true });
+    await streamEnded(graceful.io, { progressed: true, cancelled: true });
+    expect(graceful.reports[0]).toMatchObject({ type: 'post.done', response: undefined });
+    // A call the server cancelled, on a stream that could otherwise be resumed (an event id, 2025 era).
+    const call = setUp();
+    await streamEnded(call.io, { lastEventId: 'ev-1', progressed: true, cancelled: true });
+    call.clock.increment(60_000);
+    await flush();
+    expect(call.io.resumes).toHaveLength(0);
+    const failure = call.reports[0] as Extract<PostStreamReport, { type: 'post.failed' }>;
+    expect(failure.type).toBe('post.failed');
+    expect(failure.error.message).toBe('the server cancelled the request (notifications/cancelled)');
   });
 
   it('R1, S3: a stream cut after an event id resumes with GET and Last-Event-ID after the server retry, never re-POSTing', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sessionIdProblem, validateMessage } from '../../src/schema.js';
+import { maxMessageDepth, nestsTooDeep, sessionIdProblem, validateMessage } from '../../src/schema.js';
 
 /** Each case: a value, and whether it is a JSON-RPC message the transport may pass on. */
 const cases: [string, unknown, boolean][] = [
@@ -44,5 +44,30 @@ describe('message validation at the edge', () => {
     expect(sessionIdProblem('a b')).toBeDefined();
     expect(sessionIdProblem('a\nb')).toBeDefined();
     expect(sessionIdProblem('é')).toBeDefined();
+  });
+});
+
+describe('S7: nesting depth', () => {
+  /** A message whose result nests `depth` levels in all (the message itself is level 1), as its JSON text. */
+  const message = (depth: number, open = '{"a":', close = '}') =>
+    `{"jsonrpc":"2.0","id":1,"result":${open.repeat(depth - 2)}{}${close.repeat(depth - 2)}}`;
+  const deepness = (text: string) => nestsTooDeep(JSON.parse(text), text.length);
+
+  it('S7: a message nesting exactly maxMessageDepth levels passes; one level more is refused, in objects and in arrays', () => {
+    expect(maxMessageDepth).toBe(512);
+    expect(deepness(message(maxMessageDepth))).toBe(false);
+    expect(deepness(message(maxMessageDepth + 1))).toBe(true);
+    expect(deepness(message(maxMessageDepth, '[', ']'))).toBe(false);
+    expect(deepness(message(maxMessageDepth + 1, '[', ']'))).toBe(true);
+    // 100,000 levels: refused without a stack overflow of its own.
+    expect(deepness(message(100_000, '[', ']'))).toBe(true);
+  });
+
+  it('S7: a wide message (many siblings, shallow) passes; a text too short to nest that deep is not walked', () => {
+    const wide = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { items: Array.from({ length: 10_000 }, (_, i) => ({ i, tags: [i] })) } });
+    expect(deepness(wide)).toBe(false);
+    // The walk is skipped below two characters a level: a deep value with a claimed short text is not looked at.
+    const deep = JSON.parse(message(maxMessageDepth + 10)) as unknown;
+    expect(nestsTooDeep(deep, 2 * maxMessageDepth - 1)).toBe(false);
   });
 });
