@@ -47,6 +47,8 @@ const revisions = ['2025-11-25', '2026-07-28'] as const;
 /** The extension scenarios (`[extension]` in `list --client`), which no `--spec-version` lists: run without one. */
 const extension = 'extension';
 type Revision = (typeof revisions)[number] | typeof extension;
+/** What part 2 runs, in order: each revision's scenarios, then the extension scenarios. */
+const parts: readonly Revision[] = [...revisions, extension];
 /** The transports under the v2 Client: the SDK's own (the baseline) and this project's. */
 type TransportName = 'sdk' | 'ours';
 const clientCommandV2 = (transport: TransportName): string => `node --import tsx test/conformance/client-v2.ts --transport ${transport}`;
@@ -301,7 +303,7 @@ async function runV2(wanted: readonly string[]): Promise<number> {
     console.error(`unknown v2 scenario(s): ${unknown.join(', ')}\navailable: ${available.join(', ')}`);
     return 2;
   }
-  const runs: Run[] = [...revisions, extension].flatMap((revision) =>
+  const runs: Run[] = parts.flatMap((revision) =>
     (listed.get(revision) ?? [])
       .filter((scenario) => wanted.length === 0 || wanted.includes(scenario))
       .map((scenario) => ({ revision, scenario })),

@@ -142,14 +142,15 @@ export function chooseSender(options: SenderOptions): Sender & { fetch: FetchLik
 export type DpopSource = (() => DpopSessionLike | undefined | Promise<DpopSessionLike | undefined>) | DpopOption;
 
 /** A5: the provider's `dpop()` when it has one (the v2 SDK's `OAuthClientProvider`), else the `dpop` option. */
-export function dpopSource(provider: object | undefined, option: DpopOption | undefined): DpopSource | undefined {
-  const dpop = (provider as { dpop?: unknown } | undefined)?.dpop;
-  return typeof dpop === 'function' ? () => (dpop as () => DpopSessionLike | undefined).call(provider) : option;
+export function dpopSource(provider: TokenSource | undefined, option: DpopOption | undefined): DpopSource | undefined {
+  return typeof provider?.dpop === 'function' ? () => provider.dpop?.() : option;
 }
 
 /** The part of the SDK's `OAuthClientProvider` this module reads: the current tokens. */
 export interface TokenSource {
   tokens(): { access_token: string; token_type?: string } | undefined | Promise<{ access_token: string; token_type?: string } | undefined>;
+  /** A5: the v2 SDK's DPoP session for this client, if it uses DPoP (`OAuthClientProvider.dpop()`). */
+  dpop?(): DpopSessionLike | undefined | Promise<DpopSessionLike | undefined>;
 }
 
 export interface HttpConfig {

@@ -553,17 +553,23 @@ const scenarios: Record<string, Scenario> = {
     const { client_id, client_secret } = ClientCredentialsContext.parse(rawContext());
     return providerSession(
       serverUrl,
+      // The suite's context names no issuer, so the credentials cannot be pinned to one (`expectedIssuer`).
+      // eslint-disable-next-line @typescript-eslint/no-deprecated
       new ClientCredentialsProvider({ clientId: client_id, clientSecret: client_secret }),
       listAndCallTestTool,
     );
   },
   'auth/client-credentials-jwt': (serverUrl) => {
     const { client_id, private_key_pem, signing_algorithm } = PrivateKeyJwtContext.parse(rawContext());
+    // The suite's context names no issuer, so the credentials cannot be pinned to one (`expectedIssuer`).
+    // eslint-disable-next-line @typescript-eslint/no-deprecated
     const provider = new PrivateKeyJwtProvider({ clientId: client_id, privateKey: private_key_pem, algorithm: signing_algorithm });
     return providerSession(serverUrl, provider, listAndCallTestTool);
   },
   'auth/enterprise-managed-authorization': (serverUrl) => {
     const context = CrossAppAccessContext.parse(rawContext());
+    // The suite's context names no issuer, so the credentials cannot be pinned to one (`expectedIssuer`).
+    // eslint-disable-next-line @typescript-eslint/no-deprecated
     const provider = new CrossAppAccessProvider({
       clientId: context.client_id,
       clientSecret: context.client_secret,
