@@ -1,9 +1,14 @@
 import type { HttpResponse, HttpSend } from './client.js';
+// jose's own entry points, not its index: the index's `export * as` namespaces would make a bundler
+// put a helper in a chunk shared with the page's code, splitting the eager bundle in two files.
+import { SignJWT } from 'jose/jwt/sign';
+import { exportJWK } from 'jose/key/export';
+import { generateKeyPair } from 'jose/key/generate/keypair';
 
 /**
  * A5: DPoP (RFC 9449, MCP's SEP-1932) on the transport's own requests. Loaded with `import()` the
  * first time a request goes out with a DPoP-bound token, so a transport without DPoP carries none
- * of it (and none of `jose`). Like the SDK's `withDpop`, it wraps the sender: each request (each
+ * of it (and none of `jose`, which it imports). Like the SDK's `withDpop`, it wraps the sender: each request (each
  * redirect hop too) gets its own proof for its method and URL, a `use_dpop_nonce` challenge is
  * answered once with a new proof carrying the nonce, and a `DPoP-Nonce` on any answer is kept for
  * the next proof to that origin. Proofs, keys and nonces stay here and in the headers of the
@@ -75,8 +80,7 @@ class KeyPairSession implements DpopSessionLike {
   }
 
   async buildProof(request: { htm: string; htu: string | URL; accessToken?: string }): Promise<string> {
-    const jose = await import('jose');
-    const { alg, jwk, key } = await (this.signer ??= this.makeSigner(jose));
+    const { alg, jwk, key } = await (this.signer ??= this.makeSigner());
     const htu = new URL(request.htu);
     const payload: Record<string, unknown> = {
       jti: base64url(crypto.getRandomValues(new Uint8Array(16))),
@@ -89,14 +93,14 @@ class KeyPairSession implements DpopSessionLike {
     }
     const nonce = this.nonces.get(htu.origin);
     if (nonce !== undefined) payload.nonce = nonce;
-    return new jose.SignJWT(payload).setProtectedHeader({ alg, typ: 'dpop+jwt', jwk }).sign(key);
+    return new SignJWT(payload).setProtectedHeader({ alg, typ: 'dpop+jwt', jwk }).sign(key);
   }
 
-  private async makeSigner(jose: typeof import('jose')): Promise<{ alg: string; jwk: object; key: CryptoKey }> {
-    const pair = this.given ?? (await jose.generateKeyPair('ES256', { extractable: false }));
+  private async makeSigner(): Promise<{ alg: string; jwk: object; key: CryptoKey }> {
+    const pair = this.given ?? (await generateKeyPair('ES256', { extractable: false }));
     const alg = this.given?.alg ?? algorithmOf(pair.privateKey);
     // Only the public members: a private key's `d` never goes into a proof.
-    const { kty, crv, x, y, n, e } = await jose.exportJWK(pair.publicKey);
+    const { kty, crv, x, y, n, e } = await exportJWK(pair.publicKey);
     const jwk = Object.fromEntries(Object.entries({ kty, crv, x, y, n, e }).filter(([, value]) => value !== undefined));
     return { alg, jwk, key: pair.privateKey };
   }
