@@ -1,9 +1,7 @@
 import type { HttpResponse, HttpSend } from './client.js';
-// jose's own entry points, not its index: the index's `export * as` namespaces would make a bundler
-// put a helper in a chunk shared with the page's code, splitting the eager bundle in two files.
-import { SignJWT } from 'jose/jwt/sign';
-import { exportJWK } from 'jose/key/export';
-import { generateKeyPair } from 'jose/key/generate/keypair';
+// Named imports, not `import('jose')`: a whole namespace would make a bundler put a helper in a
+// chunk shared with the page's code, splitting the eager bundle in two files.
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 
 /**
  * A5: DPoP (RFC 9449, MCP's SEP-1932) on the transport's own requests. Loaded with `import()` the
