@@ -13,7 +13,9 @@
  *
  * Part 2: every client scenario of protocol revisions 2025-11-25 and 2026-07-28 in
  * `@modelcontextprotocol/conformance` 0.2 (the npm alias `@modelcontextprotocol/conformance-next`),
- * each run at its revision (`--spec-version`; a scenario of both revisions runs twice) against
+ * each run at its revision (`--spec-version`; a scenario of both revisions runs twice), and its
+ * extension scenarios (A5, A6: DPoP and the extension grants; `list --client` shows them only
+ * without `--spec-version`, so they run without it, revision `extension` in the table), against
  * test/conformance/client-v2.ts (the v2 `Client` of `@modelcontextprotocol/client`): once over
  * the SDK's own v2 transport (the baseline) and once over this project's. Prints a table
  * (scenario, revision, baseline, ours), the suite's reasons for every failure, and
@@ -42,7 +44,11 @@ const outputRoot = path.join(root, 'test-results', 'conformance');
 const outputRootV2 = path.join(root, 'test-results', 'conformance-v2');
 /** The protocol revisions whose client scenarios part 2 runs, each at its own wire. */
 const revisions = ['2025-11-25', '2026-07-28'] as const;
-type Revision = (typeof revisions)[number];
+/** The extension scenarios (`[extension]` in `list --client`), which no `--spec-version` lists: run without one. */
+const extension = 'extension';
+type Revision = (typeof revisions)[number] | typeof extension;
+/** What part 2 runs, in order: each revision's scenarios, then the extension scenarios. */
+const parts: readonly Revision[] = [...revisions, extension];
 /** The transports under the v2 Client: the SDK's own (the baseline) and this project's. */
 type TransportName = 'sdk' | 'ours';
 const clientCommandV2 = (transport: TransportName): string => `node --import tsx test/conformance/client-v2.ts --transport ${transport}`;
@@ -109,11 +115,17 @@ function runCli(entry: string, args: readonly string[], logFile?: string): Promi
   });
 }
 
-/** The client scenarios, from the CLI's own `list --client` (plus `extra`, e.g. a `--spec-version`). */
-async function listScenarios(entry = cli, extra: readonly string[] = []): Promise<string[]> {
+/**
+ * The client scenarios, from the CLI's own `list --client` (plus `extra`, e.g. a `--spec-version`);
+ * with `tag`, only those listed with it (`- auth/dpop [extension]`).
+ */
+async function listScenarios(entry = cli, extra: readonly string[] = [], tag?: string): Promise<string[]> {
   const { code, output } = await runCli(entry, ['list', '--client', ...extra]);
   if (code !== 0) throw new Error(`conformance list failed (${code}):\n${output}`);
-  const names = [...output.matchAll(/^\s+- (\S+)/gm)].map((match) => match[1]).filter((name) => name !== undefined);
+  const names = [...output.matchAll(/^\s+- (\S+)(.*)$/gm)]
+    .filter((match) => tag === undefined || (match[2] ?? '').includes(`[${tag}]`))
+    .map((match) => match[1])
+    .filter((name) => name !== undefined);
   if (names.length === 0) throw new Error(`conformance list printed no scenarios:\n${output}`);
   return names;
 }
@@ -236,9 +248,10 @@ function clientFailure(dir: string): string | undefined {
 async function runV2Scenario(run: Run, transport: TransportName, dir: string): Promise<V2Outcome> {
   mkdirSync(dir, { recursive: true });
   const started = performance.now();
+  const revision = run.revision === extension ? [] : ['--spec-version', run.revision];
   const { code, output } = await runCli(
     cliNext,
-    ['client', '--command', clientCommandV2(transport), '--scenario', run.scenario, '--spec-version', run.revision, '-o', dir],
+    ['client', '--command', clientCommandV2(transport), '--scenario', run.scenario, ...revision, '-o', dir],
     path.join(dir, 'cli.log'),
   );
   const milliseconds = performance.now() - started;
@@ -283,20 +296,23 @@ async function runV2(wanted: readonly string[]): Promise<number> {
   const started = performance.now();
   const listed = new Map<Revision, string[]>();
   for (const revision of revisions) listed.set(revision, await listScenarios(cliNext, ['--spec-version', revision]));
+  listed.set(extension, await listScenarios(cliNext, [], extension));
   const available = [...new Set([...listed.values()].flat())];
   const unknown = wanted.filter((name) => !available.includes(name));
   if (unknown.length > 0) {
     console.error(`unknown v2 scenario(s): ${unknown.join(', ')}\navailable: ${available.join(', ')}`);
     return 2;
   }
-  const runs: Run[] = revisions.flatMap((revision) =>
+  const runs: Run[] = parts.flatMap((revision) =>
     (listed.get(revision) ?? [])
       .filter((scenario) => wanted.length === 0 || wanted.includes(scenario))
       .map((scenario) => ({ revision, scenario })),
   );
   rmSync(outputRootV2, { recursive: true, force: true });
   mkdirSync(outputRootV2, { recursive: true });
-  const perRevision = revisions.map((revision) => `${runs.filter((run) => run.revision === revision).length} at ${revision}`).join(', ');
+  const perRevision = [...revisions, extension]
+    .map((revision) => `${runs.filter((run) => run.revision === revision).length} at ${revision}`)
+    .join(', ');
   console.log(
     `conformance v2: ${runs.length} scenario runs (${perRevision}) with the v2 Client, each over the SDK transport (baseline) ` +
       `and over ours, one at a time; results in ${path.relative(root, outputRootV2)}/`,

@@ -2,6 +2,7 @@ import type { InspectOption } from './redaction.js';
 import type { ChartOptions, ReconnectionOptions, ReconnectionScheduler, RestoredSession } from '../machines/types.js';
 import { defaultReconnection } from '../machines/backoff.js';
 import type { FetchLike, TokenSource } from './http/client.js';
+import type { DpopOption } from './http/dpop.js';
 import type { NetworkSignal } from './network.js';
 import type { SavedTransportState } from './saved-state.js';
 import type { ExchangeOptions } from './http/exchanges.js';
@@ -57,6 +58,14 @@ export interface StreamableHTTPClientTransportOptions {
    * `auth()` flow runs and the request is sent again once. Needs `@modelcontextprotocol/sdk`.
    */
   authProvider?: TokenSource | undefined;
+  /**
+   * A5, DPoP (RFC 9449) for the 1.x SDK, whose providers have no `dpop()`: `true` (a fresh,
+   * non-extractable ES256 key pair), a key pair `{ privateKey, publicKey, alg? }` (the v2 SDK's
+   * `DpopKeyPair` is one), or a v2 `DpopSession`. A provider token with `token_type: "DPoP"` then
+   * goes out as `Authorization: DPoP …` with a fresh proof on every request; a Bearer token stays
+   * Bearer. Under the v2 SDK the provider's own `dpop()` is used and this is not needed.
+   */
+  dpop?: DpopOption | undefined;
   /**
    * How redirects are followed. `'same-origin'` (default): only within the request's origin and
    * method, so a token or session ID never reaches another origin. `'follow'`: left to `fetch`.
@@ -209,6 +218,13 @@ function isProxy(value: unknown): boolean {
 function optionSchemas() {
   return {
     authProvider: z.looseObject({ tokens: aFunction() }, 'an OAuthClientProvider (an object with tokens())'),
+    dpop: shape<DpopOption>(
+      'true, a key pair { privateKey, publicKey } of CryptoKeys, or a DpopSession',
+      (v) =>
+        v === true ||
+        (isPlainObject(v) && typeof v.privateKey === 'object' && typeof v.publicKey === 'object') ||
+        (typeof v === 'object' && v !== null && typeof (v as { buildProof?: unknown }).buildProof === 'function'),
+    ),
     redirectPolicy: z.literal(['same-origin', 'follow'], "'same-origin' or 'follow'"),
     maxStepUpRetries: aCount(0, 'a whole number, 0 or more'),
     requestInit: anObject('a RequestInit object'),

@@ -28,7 +28,7 @@ import {
 import { resumePoint } from '../machines/standalone-stream.js';
 import { attachIo, connectionSystemId, ioActors, type TransportIo } from './actors.js';
 import { redactingObserver } from './redaction.js';
-import { chooseSender, HttpClient } from './http/client.js';
+import { chooseSender, dpopSource, HttpClient } from './http/client.js';
 import { baseHeaders, perRequestHeaders } from './http/headers.js';
 import { checkOptions, resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
@@ -180,6 +180,7 @@ export class StreamableHTTPClientTransport {
       init,
       headers: baseHeaders(headers, options.authProvider !== undefined),
       tokens: options.authProvider,
+      dpop: dpopSource(options.authProvider, options.dpop),
       redirectPolicy,
     });
     const sink: MessageSink = {

@@ -3,6 +3,7 @@ import type { ChunkSource } from '../../machines/types.js';
 import { discardBody } from './body.js';
 import type { BaseHeaders } from './headers.js';
 import type { TlsOptions } from '../options.js';
+import type { DpopOption, DpopSessionLike } from './dpop.js';
 
 /** A `fetch`-compatible function (the `fetch` option). */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -137,9 +138,19 @@ export function chooseSender(options: SenderOptions): Sender & { fetch: FetchLik
   return { fetch: fetchFn, send: viaFetch };
 }
 
+/** A5: the v2 provider's `dpop()` (called per request, as the SDK does), or the `dpop` option. */
+export type DpopSource = (() => DpopSessionLike | undefined | Promise<DpopSessionLike | undefined>) | DpopOption;
+
+/** A5: the provider's `dpop()` when it has one (the v2 SDK's `OAuthClientProvider`), else the `dpop` option. */
+export function dpopSource(provider: TokenSource | undefined, option: DpopOption | undefined): DpopSource | undefined {
+  return typeof provider?.dpop === 'function' ? () => provider.dpop?.() : option;
+}
+
 /** The part of the SDK's `OAuthClientProvider` this module reads: the current tokens. */
 export interface TokenSource {
   tokens(): { access_token: string; token_type?: string } | undefined | Promise<{ access_token: string; token_type?: string } | undefined>;
+  /** A5: the v2 SDK's DPoP session for this client, if it uses DPoP (`OAuthClientProvider.dpop()`). */
+  dpop?(): DpopSessionLike | undefined | Promise<DpopSessionLike | undefined>;
 }
 
 export interface HttpConfig {
@@ -154,6 +165,11 @@ export interface HttpConfig {
   init: RequestInit;
   headers: BaseHeaders;
   tokens: TokenSource | undefined;
+  /**
+   * A5: where a DPoP-bound token's proofs come from: the v2 provider's `dpop()`, or the `dpop`
+   * option (1.x). Undefined: every token goes out as Bearer.
+   */
+  dpop: DpopSource | undefined;
   /** A3: 'same-origin' follows a redirect only within the origin; 'follow' leaves redirects to fetch. */
   redirectPolicy: 'same-origin' | 'follow';
 }
@@ -225,6 +241,9 @@ export class HttpClient {
   private inFlight = new Set<RequestControl>();
   /** Removes this lifetime's one listener from the caller's signal. */
   private unlinkOuter: (() => void) | undefined;
+  /** A5: the DPoP module, loaded with the first DPoP-bound token, and the `dpop` option's session. */
+  private dpop: Promise<typeof import('./dpop.js')> | undefined;
+  private dpopSession: DpopSessionLike | undefined;
 
   constructor(private readonly config: HttpConfig) {}
 
@@ -305,13 +324,13 @@ export class HttpClient {
     try {
       const headers = this.headersFor(spec);
       // Only an auth provider makes building headers asynchronous (its token); otherwise no await.
-      if (this.config.tokens !== undefined) await this.addToken(headers, this.config.tokens);
+      const send = this.config.tokens === undefined ? this.config.send : await this.addToken(headers, this.config.tokens);
       // Copied with Object.assign, then set, not a spread followed by more fields (bench/README.md, "Code shapes").
       const init: RequestInit = Object.assign({}, this.config.init);
       init.method = spec.method;
       init.headers = headers;
       if (spec.body !== undefined) init.body = spec.body;
-      const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init, this.config.send, control);
+      const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init, send, control);
       return { response, release, abort, detach };
     } catch (error) {
       release();
@@ -385,8 +404,21 @@ export class HttpClient {
     return headers;
   }
 
-  private async addToken(headers: Record<string, string>, source: TokenSource): Promise<void> {
+  /**
+   * The provider's token: Bearer, or (A5) a `token_type: DPoP` token with DPoP configured, which
+   * the returned sender presents with a fresh proof on each request it sends.
+   */
+  private async addToken(headers: Record<string, string>, source: TokenSource): Promise<HttpSend> {
     const tokens = await source.tokens();
-    if (tokens !== undefined) headers.authorization = `Bearer ${tokens.access_token}`;
+    if (tokens === undefined) return this.config.send;
+    const given = this.config.dpop;
+    if (given !== undefined && tokens.token_type?.toLowerCase() === 'dpop') {
+      // Loaded with the first DPoP-bound token (its code and `jose` stay out of a transport without it).
+      const { dpopSender, sessionOf } = await (this.dpop ??= import('./dpop.js'));
+      const session = typeof given === 'function' ? await given() : (this.dpopSession ??= sessionOf(given));
+      if (session !== undefined) return dpopSender(this.config.send, session, tokens.access_token, { discardBody });
+    }
+    headers.authorization = `Bearer ${tokens.access_token}`;
+    return this.config.send;
   }
 }

@@ -26,8 +26,15 @@
  */
 import {
   Client,
+  ClientCredentialsProvider,
+  CrossAppAccessProvider,
+  DpopSession,
+  PrivateKeyJwtProvider,
+  requestJwtAuthorizationGrant,
   StreamableHTTPClientTransport as SdkStreamableHTTPClientTransport,
   type CallToolResult,
+  type OAuthClientProvider,
+  type OAuthTokens,
   type VersionNegotiationOptions,
 } from '@modelcontextprotocol/client';
 import { randomBytes } from 'node:crypto';
@@ -164,6 +171,72 @@ class BrowserlessAuthorizationCodeProvider extends InMemoryOAuthClient {
   }
 }
 
+/**
+ * A5 (SEP-1932): the same flow with a DPoP key: `dpop()` hands the SDK's `DpopSession` to `auth()`
+ * (the token request's proof) and to the transport (a proof on every MCP request).
+ */
+class DpopAuthorizationCodeProvider extends BrowserlessAuthorizationCodeProvider {
+  private readonly session = DpopSession.create();
+
+  dpop(): Promise<DpopSession> {
+    return this.session;
+  }
+}
+
+const jwtBearerGrant = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
+
+/**
+ * A6, workload identity federation (SEP-1933): the RFC 7523 JWT-bearer grant with a workload's
+ * JWT as the assertion, a public client (no client authentication). The v2 SDK has no provider
+ * of its own for it; `auth()` runs any provider that prepares its token request.
+ */
+class WorkloadIdentityProvider implements OAuthClientProvider {
+  private stored: OAuthTokens | undefined;
+
+  constructor(
+    private readonly clientId: string,
+    private readonly assertion: string,
+  ) {}
+
+  get redirectUrl(): undefined {
+    return undefined;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return { client_name: clientInfo.name, redirect_uris: [], grant_types: [jwtBearerGrant], token_endpoint_auth_method: 'none' };
+  }
+
+  clientInformation(): { client_id: string } {
+    return { client_id: this.clientId };
+  }
+
+  tokens(): OAuthTokens | undefined {
+    return this.stored;
+  }
+
+  saveTokens(tokens: OAuthTokens): void {
+    this.stored = tokens;
+  }
+
+  redirectToAuthorization(): void {
+    throw new Error('the JWT-bearer grant has no user redirect');
+  }
+
+  saveCodeVerifier(): void {
+    // No PKCE in a JWT-bearer grant.
+  }
+
+  codeVerifier(): string {
+    throw new Error('the JWT-bearer grant has no code verifier');
+  }
+
+  prepareTokenRequest(scope?: string): URLSearchParams {
+    const params = new URLSearchParams({ grant_type: jwtBearerGrant, assertion: this.assertion });
+    if (scope !== undefined) params.set('scope', scope);
+    return params;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Client and transport
 
@@ -205,7 +278,7 @@ function createClient(): Client {
 
 type AnyTransport = StreamableHTTPClientTransport | SdkStreamableHTTPClientTransport;
 
-function createTransport(serverUrl: URL, authProvider?: BrowserlessAuthorizationCodeProvider): AnyTransport {
+function createTransport(serverUrl: URL, authProvider?: OAuthClientProvider): AnyTransport {
   if (invocation.transport === 'sdk') {
     return new SdkStreamableHTTPClientTransport(serverUrl, authProvider === undefined ? {} : { authProvider });
   }
@@ -250,6 +323,17 @@ function requireTool(names: readonly string[], name: string): void {
 async function session(serverUrl: URL, steps: (client: Client) => Promise<void>): Promise<void> {
   const client = createClient();
   await connect(client, createTransport(serverUrl));
+  try {
+    await steps(client);
+  } finally {
+    await client.close();
+  }
+}
+
+/** A6: a session whose provider gets its token without the user (the extension grants): `auth()` runs inside the transport. */
+async function providerSession(serverUrl: URL, provider: OAuthClientProvider, steps: (client: Client) => Promise<void>): Promise<void> {
+  const client = createClient();
+  await connect(client, createTransport(serverUrl, provider));
   try {
     await steps(client);
   } finally {
@@ -308,6 +392,16 @@ async function listAndCallTestTool(client: Client): Promise<void> {
 // Scenario data
 
 const PreRegistrationContext = z.object({ name: z.literal('auth/pre-registration'), client_id: z.string(), client_secret: z.string() });
+const ClientCredentialsContext = z.object({ client_id: z.string(), client_secret: z.string() });
+const PrivateKeyJwtContext = z.object({ client_id: z.string(), private_key_pem: z.string(), signing_algorithm: z.string() });
+const CrossAppAccessContext = z.object({
+  client_id: z.string(),
+  client_secret: z.string(),
+  idp_client_id: z.string(),
+  idp_id_token: z.string(),
+  idp_token_endpoint: z.string(),
+});
+const WorkloadIdentityContext = z.object({ client_id: z.string(), valid_jwt: z.string() });
 const ToolCallsContext = z.object({
   toolCalls: z.array(z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()) })),
 });
@@ -449,6 +543,56 @@ const scenarios: Record<string, Scenario> = {
   'auth/metadata-issuer-mismatch': authorizationCodeScenario(),
   'auth/2025-03-26-oauth-metadata-backcompat': authorizationCodeScenario(),
   'auth/2025-03-26-oauth-endpoint-fallback': authorizationCodeScenario(),
+
+  // A5: DPoP-bound tokens (SEP-1932); -nonce: the authorization and MCP servers both ask for a nonce first.
+  'auth/dpop': (serverUrl) => authorizedSession(serverUrl, new DpopAuthorizationCodeProvider(), listAndCallTestTool),
+  'auth/dpop-nonce': (serverUrl) => authorizedSession(serverUrl, new DpopAuthorizationCodeProvider(), listAndCallTestTool),
+
+  // A6: the extension grants, each with the SDK's provider (workload identity with the one above).
+  'auth/client-credentials-basic': (serverUrl) => {
+    const { client_id, client_secret } = ClientCredentialsContext.parse(rawContext());
+    return providerSession(
+      serverUrl,
+      // The suite's context names no issuer, so the credentials cannot be pinned to one (`expectedIssuer`).
+      // eslint-disable-next-line @typescript-eslint/no-deprecated
+      new ClientCredentialsProvider({ clientId: client_id, clientSecret: client_secret }),
+      listAndCallTestTool,
+    );
+  },
+  'auth/client-credentials-jwt': (serverUrl) => {
+    const { client_id, private_key_pem, signing_algorithm } = PrivateKeyJwtContext.parse(rawContext());
+    // The suite's context names no issuer, so the credentials cannot be pinned to one (`expectedIssuer`).
+    // eslint-disable-next-line @typescript-eslint/no-deprecated
+    const provider = new PrivateKeyJwtProvider({ clientId: client_id, privateKey: private_key_pem, algorithm: signing_algorithm });
+    return providerSession(serverUrl, provider, listAndCallTestTool);
+  },
+  'auth/enterprise-managed-authorization': (serverUrl) => {
+    const context = CrossAppAccessContext.parse(rawContext());
+    // The suite's context names no issuer, so the credentials cannot be pinned to one (`expectedIssuer`).
+    // eslint-disable-next-line @typescript-eslint/no-deprecated
+    const provider = new CrossAppAccessProvider({
+      clientId: context.client_id,
+      clientSecret: context.client_secret,
+      // The enterprise IdP's token exchange (RFC 8693): the user's ID token for an ID-JAG naming this MCP server.
+      assertion: async (target) =>
+        (
+          await requestJwtAuthorizationGrant({
+            tokenEndpoint: context.idp_token_endpoint,
+            audience: target.authorizationServerUrl,
+            resource: target.resourceUrl,
+            idToken: context.idp_id_token,
+            clientId: context.idp_client_id,
+            ...(target.scope === undefined ? {} : { scope: target.scope }),
+            fetchFn: target.fetchFn,
+          })
+        ).jwtAuthGrant,
+    });
+    return providerSession(serverUrl, provider, listAndCallTestTool);
+  },
+  'auth/wif-jwt-bearer': (serverUrl) => {
+    const { client_id, valid_jwt } = WorkloadIdentityContext.parse(rawContext());
+    return providerSession(serverUrl, new WorkloadIdentityProvider(client_id, valid_jwt), listAndCallTestTool);
+  },
 
   'auth/pre-registration': (serverUrl) => {
     const { client_id, client_secret } = PreRegistrationContext.parse(rawContext());

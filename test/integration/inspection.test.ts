@@ -2,8 +2,8 @@
  * X3: nothing handed to an inspection observer carries a token, an Authorization value, or a raw
  * session ID, on every observer path: `@statelyai/inspect`'s real `createInspector` (through the
  * `inspect` option, and attached later with `actor.system.inspect`), the JSONL recorder, and the
- * chart view's feed. Sessions with a bearer token, an OAuth provider, a recovery after the server
- * forgot the session, and the legacy fallback.
+ * chart view's feed. Sessions with a bearer token, an OAuth provider, DPoP (A5: proofs, keys and
+ * nonces), a recovery after the server forgot the session, and the legacy fallback.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createInspector } from '@statelyai/inspect';
@@ -14,6 +14,8 @@ import { attachToView, createJsonlRecorder } from '../../src/devtools/index.js';
 import { startServer, type TestServer } from '../support/mcp-server.js';
 import { startLegacyServer } from '../support/legacy-server.js';
 import { approve, startAuthServer, startProtectedServer, TestOAuthClientProvider } from '../support/oauth-fixture.js';
+import { startDpopFront } from '../support/dpop-front.js';
+import { exportJWK, generateKeyPair } from 'jose';
 import { rejection, textOf } from '../support/harness.js';
 import { cleanups, runCleanups } from '../support/cleanups.js';
 
@@ -144,6 +146,40 @@ describe('X3: inspection observers get no secret', () => {
     const refreshToken = provider.tokens()?.refresh_token;
     if (accessToken === undefined) throw new Error('no access token');
     expectNoSecrets(captured, [accessToken, ...(refreshToken === undefined ? [] : [refreshToken])]);
+  });
+
+  it('X3, A5: a DPoP session (the dpop option, a nonce asked for, then changed): no proof, private key, nonce or token reaches an observer', async () => {
+    const server = await startServer();
+    cleanups.push(() => server.close());
+    const dpopToken = 'dpop-bound-token-abcdef0123456789';
+    const nonces = ['first-dpop-nonce-0001', 'second-dpop-nonce-0002'];
+    const resource = await startDpopFront(server.url, { token: dpopToken, nonce: nonces[0] });
+    cleanups.push(() => resource.close());
+    const keys = await generateKeyPair('ES256', { extractable: true });
+    const privateJwk = await exportJWK(keys.privateKey);
+    const captured: string[] = [];
+    const { transport, detach } = inspected(resource.url, captured, {
+      authProvider: { tokens: () => ({ access_token: dpopToken, token_type: 'DPoP' }) },
+      dpop: { privateKey: keys.privateKey, publicKey: keys.publicKey },
+    });
+    const client = new Client({ name: 'x3', version: '1.0.0' });
+    await client.connect(transport);
+    await client.callTool({ name: 'echo', arguments: { text: 'one' } });
+    resource.rotate(nonces[1] ?? '');
+    await client.callTool({ name: 'echo', arguments: { text: 'two' } });
+    await client.callTool({ name: 'echo', arguments: { text: 'three' } });
+    await client.close();
+    await settle();
+    await detach();
+    expect(resource.problems()).toEqual([]);
+    // Proofs went out (one refused for its missing nonce), with both nonces, signed by this key.
+    const proofs = resource.records.map((r) => r.proof).filter((proof): proof is string => proof !== undefined);
+    expect(proofs.length).toBeGreaterThan(5);
+    expect(new Set(resource.records.map((r) => r.nonce))).toEqual(new Set([undefined, ...nonces]));
+    if (privateJwk.d === undefined) throw new Error('no private key material');
+    // A proof's signature (its third part) and the whole proof; the key's private part; the nonces; the token.
+    const secrets = [...proofs, ...proofs.map((proof) => proof.split('.')[2] ?? ''), privateJwk.d, ...nonces, dpopToken];
+    expectNoSecrets(captured, secrets);
   });
 
   it('X3, L1: the legacy fallback: the session in its endpoint URL reaches no observer', async () => {

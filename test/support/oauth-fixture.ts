@@ -47,10 +47,12 @@ interface ExpressApp {
   (req: IncomingMessage, res: ServerResponse): void;
   use(...handlers: Handler[]): ExpressApp;
   all(path: string, ...handlers: Handler[]): ExpressApp;
+  post(path: string, ...handlers: Handler[]): ExpressApp;
 }
 interface Express {
   (): ExpressApp;
   json(): Handler;
+  urlencoded(options: { extended: boolean }): Handler;
 }
 const express = createRequire(import.meta.url)('express') as Express;
 
@@ -129,7 +131,7 @@ export class TestAuthorizationProvider implements OAuthServerProvider {
   /** Each authorization request the authorize endpoint accepted, in order. */
   readonly authorizations: AuthorizationParams[] = [];
   /** Each token grant the token endpoint served, in order. */
-  readonly grants: { grantType: 'authorization_code' | 'refresh_token'; scopes: string[] }[] = [];
+  readonly grants: { grantType: 'authorization_code' | 'refresh_token' | 'client_credentials'; scopes: string[] }[] = [];
   /** Scopes granted to every token issued from now on (refreshes included), as an administrator would. */
   readonly extraScopes = new Set<string>();
 
@@ -208,6 +210,13 @@ export class TestAuthorizationProvider implements OAuthServerProvider {
     return Promise.resolve(info);
   }
 
+  /** A6: a `client_credentials` grant (the SDK's token handler has none): an access token, no refresh token. */
+  issueClientCredentials(clientId: string, scopes: string[], resource: URL | undefined): OAuthTokens {
+    this.grants.push({ grantType: 'client_credentials', scopes });
+    const { refresh_token: _unused, ...tokens } = this.issue({ clientId, scopes, resource });
+    return tokens;
+  }
+
   /** Forgets an access token, as if it had expired or been revoked; its refresh token stays valid. */
   revoke(accessToken: string): void {
     this.accessTokens.delete(accessToken);
@@ -239,7 +248,13 @@ export interface AuthServer {
   close(): Promise<void>;
 }
 
-export async function startAuthServer(options: { refreshTokens?: boolean } = {}): Promise<AuthServer> {
+export async function startAuthServer(
+  options: {
+    refreshTokens?: boolean;
+    /** A6: also serve the `client_credentials` grant to this confidential client. */
+    clientCredentials?: { clientId: string; clientSecret: string };
+  } = {},
+): Promise<AuthServer> {
   const provider = new TestAuthorizationProvider({ refreshTokens: options.refreshTokens ?? true });
   const requests: HttpRequestRecord[] = [];
   // The issuer URL needs the port: listen first, then add the routes (express looks them up per request).
@@ -258,6 +273,30 @@ export async function startAuthServer(options: { refreshTokens?: boolean } = {})
     record(requests, req, res);
     next();
   });
+  const machine = options.clientCredentials;
+  if (machine !== undefined) {
+    app.post('/token', express.urlencoded({ extended: false }), (req, res, next) => {
+      const body = (req.body ?? {}) as Record<string, string | undefined>;
+      if (body.grant_type !== 'client_credentials') {
+        next();
+        return;
+      }
+      // client_secret_basic, or client_secret_post (the one the SDK's metadata lists).
+      const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+      const [id, secret] =
+        basic === undefined
+          ? [body.client_id, body.client_secret]
+          : Buffer.from(basic, 'base64').toString('utf8').split(':').map(decodeURIComponent);
+      res.setHeader('content-type', 'application/json');
+      if (id !== machine.clientId || secret !== machine.clientSecret) {
+        res.writeHead(401).end(JSON.stringify({ error: 'invalid_client' }));
+        return;
+      }
+      const scopes = body.scope?.split(' ') ?? [baseScope];
+      const resource = body.resource === undefined ? undefined : new URL(body.resource);
+      res.writeHead(200).end(JSON.stringify(provider.issueClientCredentials(machine.clientId, scopes, resource)));
+    });
+  }
   app.use(asHandler(mcpAuthRouter(routerOptions)));
   return {
     issuer,

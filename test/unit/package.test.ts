@@ -37,12 +37,13 @@ describe('the package', () => {
     }
   });
 
-  it('U7, U9: the bin is the built CLI; the runtime dependencies are the parser, xstate, zod (zod/mini at the edges) and the lazily loaded network helpers (N1, N3)', () => {
+  it('U7, U9: the bin is the built CLI; the runtime dependencies are the parser, xstate, zod (zod/mini at the edges), the lazily loaded network helpers (N1, N3) and jose, loaded with the first DPoP proof (A5)', () => {
     expect(manifest.bin['mcp-xstate-transport']).toBe('./dist/src/devtools/cli/main.js');
     expect(Object.keys(manifest.dependencies).sort()).toEqual([
       'eventsource-parser',
       'http-proxy-agent',
       'https-proxy-agent',
+      'jose',
       'tough-cookie',
       'xstate',
       'zod',
