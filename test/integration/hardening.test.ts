@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
+  InvalidOptionsError,
   MessageTooLargeError,
   SessionExpiredError,
   StreamableHTTPClientTransport,
@@ -400,11 +401,22 @@ describe('F6, P10: errors that say what happened', { timeout: 10_000 }, () => {
     },
   );
 
-  it('F6: a URL of an unknown scheme rejects connect with "unknown scheme", not a bare "fetch failed"', async () => {
-    const { client, transport } = unconnected('ftp://127.0.0.1:1/mcp');
-    const error = await within(rejection(client.connect(transport)), 'connect to fail');
-    expect(error).toBeInstanceOf(StreamableHTTPError);
-    expect((error as Error).message).toContain('unknown scheme');
+  it('U9: a URL of another scheme than http or https is refused by the constructor with InvalidOptionsError, not at the first send()', () => {
+    const refused = (url: string) => {
+      try {
+        new StreamableHTTPClientTransport(url);
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    };
+    const ftp = refused('ftp://user:secret@127.0.0.1:1/mcp');
+    expect(ftp).toBeInstanceOf(InvalidOptionsError);
+    expect((ftp as InvalidOptionsError).field).toBe('url');
+    expect((ftp as Error).message).toBe('invalid endpoint: url: expected an absolute http: or https: URL, got a ftp: URL');
+    expect((ftp as Error).message).not.toContain('secret');
+    expect(refused('not a url')).toBeInstanceOf(InvalidOptionsError);
+    expect(refused('https://127.0.0.1:1/mcp')).toBeUndefined();
   });
 
   it('U1: start() on a started transport says that client.connect() calls start() itself', async () => {
