@@ -4,7 +4,7 @@
  * a stack, never a web page.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,6 +94,23 @@ describe('U11: a mistake of the user is one line with its fix', { timeout: 60_00
     const result = { code, stdout, stderr };
     expect(result.code).toBe(9);
     expect(oneLine(result)).toContain('needs the optional peer dependency @statelyai/inspect (npm install -D @statelyai/inspect)');
+  });
+});
+
+describe('U11: the CLI from a clone', { timeout: 60_000 }, () => {
+  it('U11: the command docs/cli.md and the README give, npm run cli -- <args>, runs the CLI in this clone', async () => {
+    const docs = readFileSync('docs/cli.md', 'utf8');
+    expect(docs).toContain('npm run cli -- http://127.0.0.1:3000/mcp');
+    expect(readFileSync('README.md', 'utf8')).toContain('npm run cli -- <url>');
+    expect(readFileSync('.ci/run', 'utf8')).toMatch(/^npm run cli -- "\$serve_url"/m);
+    const child = spawn('npm', ['run', '--silent', 'cli', '--', '--help'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    const killer = setTimeout(() => child.kill('SIGKILL'), 50_000);
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    clearTimeout(killer);
+    expect(code).toBe(0);
+    expect(stdout).toContain('mcp-xstate-transport doctor <url>');
   });
 });
 
