@@ -11,11 +11,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
+  findTransportError,
   InvalidOptionsError,
   MessageTooLargeError,
   SessionExpiredError,
   StreamableHTTPClientTransport,
   StreamableHTTPError,
+  TransportFailedError,
   type StreamableHTTPClientTransportOptions,
 } from '../../src/index.js';
 import { json, result, sse, type RecordedRequest, type Reply, type ScriptedServer } from '../support/scripted-server.js';
@@ -389,12 +391,16 @@ describe('F6, P10: errors that say what happened', { timeout: 10_000 }, () => {
       (socket: Socket) => socket.write(`HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`),
     ],
   ])(
-    'F6: connect to a server that answers with "%s" rejects with a StreamableHTTPError naming it, the cause chain kept',
+    'F4, F6: connect to a server that answers with "%s" rejects with the TransportFailedError onerror hears, naming it, the StreamableHTTPError and the cause chain kept',
     async (root, respond) => {
       const url = await rawServer(respond);
       const { client, transport } = unconnected(url);
+      const heard: Error[] = [];
+      transport.onerror = (e) => heard.push(e);
       const error = await within(rejection(client.connect(transport)), 'connect to fail');
-      expect(error).toBeInstanceOf(StreamableHTTPError);
+      expect(error).toBeInstanceOf(TransportFailedError);
+      expect(heard).toContain(error);
+      expect(findTransportError(error, StreamableHTTPError)?.status).toBeUndefined();
       expect((error as Error).message).toContain(root);
       expect((error as Error).message).not.toMatch(/^fetch failed/);
       expect(causeChain(error).some((e) => e instanceof Error && e.message.includes(root))).toBe(true);
