@@ -11,8 +11,8 @@
  * inspector sees is what every observer of the transport sees: redacted events (X3,
  * src/redaction.ts).
  */
-import { execFile } from 'node:child_process';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+// Types only: the devtools door is bundled for pages too, so node: modules load when inspectLive runs (Node only).
+import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import type { InspectionEvent, Observer } from 'xstate';
@@ -132,6 +132,7 @@ export async function inspectLive(options: LiveInspectionOptions = {}): Promise<
   const inspectorUrl = new URL(options.inspectorUrl ?? 'https://stately.ai/inspect').href;
   const chartView = options.chartViewUrl === undefined ? undefined : new URL(options.chartViewUrl).href;
 
+  const { createServer } = (await load('node:http')) as typeof import('node:http');
   const sockets = new ws.WebSocketServer({ noServer: true, maxPayload: maxMessageBytes });
   // Errors of one socket stay with that socket: nothing reaches the process as an unhandled 'error'.
   sockets.on('error', () => undefined);
@@ -218,7 +219,7 @@ export async function inspectLive(options: LiveInspectionOptions = {}): Promise<
 
   const address = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
   const url = `http://${address}:${port}/`;
-  if (options.open === true) openBrowser(url);
+  if (options.open === true) await openBrowser(url);
   return {
     inspect: inspector.inspect,
     url,
@@ -252,7 +253,8 @@ function safeJson(value: unknown): string | undefined {
   }
 }
 
-function openBrowser(url: string): void {
+async function openBrowser(url: string): Promise<void> {
+  const { execFile } = (await load('node:child_process')) as typeof import('node:child_process');
   const command = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
   execFile(command, [url], () => undefined);
 }
