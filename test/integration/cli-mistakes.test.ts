@@ -9,6 +9,8 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { findTransportError, StreamableHTTPClientTransport, StreamableHTTPError } from '../../src/index.js';
 import { cliCommand, run, type Run } from '../support/cli.js';
 import { startExpressServer } from '../support/express-mcp.js';
 import { startServer, type TestServer } from '../support/mcp-server.js';
@@ -68,6 +70,20 @@ describe('U11: a mistake of the user is one line with its fix', { timeout: 60_00
       expect(line).toContain('MCP endpoints usually end in /mcp');
       expect(lines(result).length).toBeLessThanOrEqual(8);
       expect(`${result.stdout}${result.stderr}`).not.toMatch(/<\/?(html|body|pre|head|title)|<!DOCTYPE/i);
+      // The library's own error says the same in one line, the page cut and summarised.
+      const client = new Client({ name: 'u11', version: '1.0.0' });
+      const error = await client.connect(new StreamableHTTPClientTransport(new URL('/wrong-path', express.url))).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      const http = findTransportError(error, StreamableHTTPError);
+      expect(http?.status).toBe(404);
+      const message = (error as Error).message;
+      expect(message).not.toContain('\n');
+      expect(message).not.toMatch(/<\/?(html|body|pre|head|title)|<!DOCTYPE/i);
+      expect(message).toMatch(
+        /HTTP 404 Not Found \(text\/html\): Error Cannot POST \/wrong-path; is this the MCP endpoint\? \(MCP endpoints usually end in \/mcp\)/,
+      );
       // The right path works: the fixture is the SDK's server, not a 404 page.
       expect((await run([express.url.href])).code).toBe(0);
     } finally {
