@@ -22,6 +22,8 @@ export class StreamableHTTPError extends McpTransportError {
   readonly statusText: string;
   /** The response body as text, cut to 1 KB. */
   readonly body: string;
+  /** The response's media type (`text/html`), '' when none or no response. */
+  readonly contentType: string;
   /** The server no longer knows the session this request carried (404). */
   readonly sessionMissing: boolean;
   /** What a 401 or 403 asked for in `WWW-Authenticate`. */
@@ -33,6 +35,7 @@ export class StreamableHTTPError extends McpTransportError {
       status?: number | undefined;
       statusText?: string;
       body?: string;
+      contentType?: string;
       sessionMissing?: boolean;
       challenge?: AuthChallenge | undefined;
       cause?: unknown;
@@ -43,6 +46,7 @@ export class StreamableHTTPError extends McpTransportError {
     this.code = details.status;
     this.statusText = details.statusText ?? '';
     this.body = details.body ?? '';
+    this.contentType = details.contentType ?? '';
     this.sessionMissing = details.sessionMissing ?? false;
     this.challenge = details.challenge;
   }

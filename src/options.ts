@@ -291,6 +291,22 @@ function optionSchemas() {
   } satisfies { [K in keyof Required<StreamableHTTPClientTransportOptions>]: z.ZodMiniType };
 }
 
+/**
+ * U9: the endpoint, checked before anything starts: an absolute `http:` or `https:` URL, else
+ * `InvalidOptionsError` naming the scheme it got (never the URL, which may carry a token).
+ */
+export function checkEndpoint(url: unknown): URL {
+  const parsed = url instanceof URL ? url : typeof url === 'string' && URL.canParse(url) ? new URL(url) : undefined;
+  if (parsed !== undefined && (parsed.protocol === 'http:' || parsed.protocol === 'https:')) return new URL(parsed.href);
+  const received =
+    parsed !== undefined
+      ? `a ${parsed.protocol} URL`
+      : typeof url === 'string'
+        ? 'a string that is not an absolute URL'
+        : `a ${typeof url}`;
+  throw new InvalidOptionsError([{ field: 'url', expected: 'an absolute http: or https: URL', received }], 'invalid endpoint');
+}
+
 let optionsSchema: z.ZodMiniType | undefined;
 
 /** U9: throws `InvalidOptionsError` naming each option of the wrong shape (never its value). */

@@ -30,7 +30,13 @@ import { attachIo, connectionSystemId, ioActors, type TransportIo } from './acto
 import { redactingObserver } from './redaction.js';
 import { chooseSender, dpopSource, HttpClient } from './http/client.js';
 import { baseHeaders, perRequestHeaders } from './http/headers.js';
-import { checkOptions, resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
+import {
+  checkEndpoint,
+  checkOptions,
+  resolveChartOptions,
+  resolveExchangeOptions,
+  type StreamableHTTPClientTransportOptions,
+} from './options.js';
 import { validateMessage } from './schema.js';
 import { browserNetwork } from './network.js';
 import { checkSavedState, restoredSession, type SavedTransportState } from './saved-state.js';
@@ -150,7 +156,7 @@ export class StreamableHTTPClientTransport {
   constructor(url: URL | string, options: StreamableHTTPClientTransportOptions = {}) {
     // U9: every option's shape first, so a bad one is named before anything starts.
     checkOptions(options);
-    const endpoint = new URL(url);
+    const endpoint = checkEndpoint(url);
     const restore =
       options.restoreState === undefined ? undefined : restoredSession(checkSavedState(options.restoreState, 'restoreState'), endpoint);
     const network = options.network === false ? undefined : (options.network ?? browserNetwork());

@@ -3,7 +3,9 @@
  * session with its two regions: the session itself and the optional standalone stream (G6).
  */
 import { assertEvent, assign, emit, enqueueActions, stopChild } from 'xstate';
-import { asFailure, ProtocolError, StreamEndedError } from '../errors.js';
+import { asFailure, ProtocolError, StreamableHTTPError, StreamEndedError } from '../errors.js';
+import { requestIdsOf } from '../post-stream.js';
+import { failCall } from './messages.js';
 import {
   asRequest,
   INITIALIZE,
@@ -74,6 +76,19 @@ export const sessionActions = actions({
       protocolVersion: undefined,
       sessionMissing: false,
     };
+  }),
+  /**
+   * One fault, one error: an initialize that failed before any response (a refused connection: a
+   * StreamableHTTPError with no status) rejects send() with the very failure onerror hears
+   * (TransportFailedError, its cause the network error). One the server answered keeps its
+   * StreamableHTTPError, whose status the SDK's Client reads. Runs after failInitialize.
+   */
+  answerInitializeFailure: enqueueActions(({ context, event, enqueue }) => {
+    assertEvent(event, 'post.failed');
+    const refused = event.error instanceof StreamableHTTPError && event.error.status === undefined;
+    failCall(context.sink, requestIdsOf(event.message), event.ticket, refused ? (context.error ?? event.error) : event.error);
+    // As answerFailure: a stream that broke after send() resolved is seen on onerror (F6).
+    if (event.error instanceof StreamEndedError) enqueue(emit({ type: 'warning', error: event.error }));
   }),
   failInitialize: assign(({ event }) => {
     assertEvent(event, ['post.failed', 'post.done']);
@@ -155,7 +170,7 @@ export const sessionStates = {
         authorizeFrom('connecting'),
         ...probeAnswers['post.failed'],
         { guard: 'canFallBackToLegacy', target: 'legacy', actions: ['stopPost', 'holdForLegacy'] },
-        { guard: 'isInitializeFailure', target: 'failed', actions: ['answerFailure', 'stopPost', 'failInitialize'] },
+        { guard: 'isInitializeFailure', target: 'failed', actions: ['stopPost', 'failInitialize', 'answerInitializeFailure'] },
         otherFailure,
       ],
     },

@@ -5,5 +5,5 @@
  */
 export { createJsonlRecorder, toRecord, type JsonlRecord, type RecorderOptions } from './recorder.js';
 export { attachToView, viewInspector, type ViewBridge, type ViewBridgeOptions } from './view/bridge.js';
-export { inspectLive, type LiveInspection, type LiveInspectionOptions } from './live.js';
+export { inspectLive, InspectorPortError, MissingPeerError, type LiveInspection, type LiveInspectionOptions } from './live.js';
 export { redactInspectionEvent, type InspectOption, type InspectOptions } from '../redaction.js';

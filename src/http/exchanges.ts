@@ -5,7 +5,7 @@ import { cut, isResponse, messageTooDeep, nestsTooDeep, sessionIdProblem, valida
 import { HttpClient, redirectTarget, RequestControl, type Exchange, type HttpResponse, type RequestSpec } from './client.js';
 import { parseChallenge } from './challenge.js';
 import { bodyHeaders, mediaType } from './headers.js';
-import { bodyOf, decodeUtf8, discardBody, errorBodyText, readBounded } from './body.js';
+import { bodyOf, bodySummary, decodeUtf8, discardBody, errorBodyText, readBounded } from './body.js';
 
 export interface ExchangeOptions {
   strict: boolean;
@@ -128,10 +128,16 @@ function statusError(exchange: Exchange, what: string, body: string, sessionMiss
     reason = 'redirect not followed: this runtime does not expose its target';
   }
   const challenge = status === 401 || status === 403 ? parseChallenge(response.headers.get('www-authenticate')) : undefined;
-  return new StreamableHTTPError(`${what}: HTTP ${status} ${reason}${body ? `: ${cut(body, 200)}` : ''}`, {
+  // U11: one line: the status, the content type, the body's first 200 characters (a page's text), and on a 404 or 405 a hint at the path.
+  const type = mediaType(response.headers.get('content-type'));
+  const summary = body ? `${type === '' ? '' : ` (${type})`}: ${bodySummary(body, type)}` : '';
+  const wrongPath = !sessionMissing && (status === 404 || status === 405) && !type.includes('json') && !/\/mcp\/?$/.test(url.pathname);
+  const hint = wrongPath ? '; is this the MCP endpoint? (MCP endpoints usually end in /mcp)' : '';
+  return new StreamableHTTPError(`${what}: HTTP ${status} ${reason}${summary}${hint}`, {
     status,
     statusText,
     body: cut(body),
+    contentType: type,
     sessionMissing,
     challenge,
   });

@@ -227,7 +227,7 @@ describe('the CLI: arguments validated with zod/mini', { timeout: 60_000 }, () =
         ['--call', 'echo', '--args', '{text:1}'],
         `--args: expected a JSON object of the tool's arguments, e.g. '{"text":"hi"}', got '{text:1}' (not JSON: `,
       ],
-      [['--inspect', '70000'], "--inspect: expected a port number from 1 to 65535, got '70000'"],
+      [['--inspect', '70000'], "--inspect: expected a port number from 0 (any free one) to 65535, got '70000'"],
       [
         ['--header', 'no colon here'],
         "--header: expected 'Name: value' (a header name, a colon, a value on one line), got 'no colon here'",

@@ -6,7 +6,8 @@
  * which must produce its finding and exit 8.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run, type Run } from '../support/cli.js';
+import { spawn } from 'node:child_process';
+import { cliCommand, run, type Run } from '../support/cli.js';
 import { createServer } from 'node:http';
 import { closedPort } from '../support/harness.js';
 import { listenLocal, shutDown } from '../support/http.js';
@@ -187,5 +188,62 @@ describe('doctor: what it cannot check', { timeout: 60_000 }, () => {
     const notMcp = await run(['doctor', `http://127.0.0.1:${pagePort}/mcp`, ...window]).finally(() => shutDown(page));
     expect(notMcp.code).toBe(4);
     expect(notMcp.stdout).toMatch(/^FAULT\s+era\s+neither 2026-07-28 .* nor 2025-11-25 .* answered/m);
+  });
+});
+
+/** Spawns the CLI and stamps each stdout line with the milliseconds since the first line came. */
+async function timedLines(args: string[]): Promise<{ code: number | null; lines: { ms: number; text: string }[] }> {
+  const [command, ...prefix] = cliCommand;
+  const child = spawn(command, [...prefix, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: { ms: number; text: string }[] = [];
+  let first: number | undefined;
+  let rest = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    const now = performance.now();
+    first ??= now;
+    rest += chunk.toString();
+    const parts = rest.split('\n');
+    rest = parts.pop() ?? '';
+    for (const text of parts) lines.push({ ms: Math.round(now - first), text });
+  });
+  const killer = setTimeout(() => child.kill('SIGKILL'), 50_000);
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  clearTimeout(killer);
+  return { code, lines };
+}
+
+describe('N6: the doctor says what it checks as it goes', { timeout: 60_000 }, () => {
+  it('N6: against a server with no keep-alive, it says what it checks within a second, and says the keep-alive wait and its length before it waits', async () => {
+    const broken = await front(quiet.url);
+    // Line times count from the first line the process prints: tsx compiling the CLI on a loaded
+    // machine is no part of the doctor's responsiveness.
+    const { code, lines } = await timedLines(['doctor', broken.url.href, '--keepalive-window', '4']);
+    expect(code).toBe(8);
+    const at = (pattern: RegExp) => {
+      const line = lines.find((l) => pattern.test(l.text));
+      expect(line, `a line matching ${String(pattern)} in:\n${lines.map((l) => `${l.ms} ${l.text}`).join('\n')}`).toBeDefined();
+      return line?.ms ?? Number.NaN;
+    };
+    expect(at(/^…\s+era\s+which protocol eras answer/)).toBeLessThan(1_000);
+    const waitSaid = at(/^…\s+keep-alive\s+watching the standalone GET stream for a keep-alive: up to 4\.0 s/);
+    const found = at(/^FAULT\s+keep-alive\s+no keep-alive/);
+    // Each finding is printed as it completes: the era and GET findings come before the wait, not after it.
+    const index = (pattern: RegExp) => lines.findIndex((l) => pattern.test(l.text));
+    expect(index(/^ok\s+get\s+/)).toBeGreaterThan(-1);
+    expect(index(/^ok\s+get\s+/)).toBeLessThan(index(/^…\s+keep-alive\s+watching/));
+    expect(found - waitSaid).toBeGreaterThan(3_000);
+  });
+
+  it('N6: a preflight whose Access-Control-Allow-Headers omits Mcp-Method and Mcp-Name is a fault', async () => {
+    for (const backend of [sdk.url, modern.url]) {
+      const broken = await front(backend, { cors: 'no-mcp-method' });
+      const result = await run(['doctor', broken.url.href, ...window]);
+      expect(result.code).toBe(8);
+      expect(faults(result)).toEqual([
+        expect.stringMatching(
+          /^FAULT\s+cors\s+the preflight of a 2026-07-28 POST does not allow Mcp-Method, Mcp-Name in Access-Control-Allow-Headers: .* — fix: .*-Allow-Headers \(.*mcp-method, mcp-name/,
+        ),
+      ]);
+    }
   });
 });

@@ -11,10 +11,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
+  findTransportError,
+  InvalidOptionsError,
   MessageTooLargeError,
   SessionExpiredError,
   StreamableHTTPClientTransport,
   StreamableHTTPError,
+  TransportFailedError,
   type StreamableHTTPClientTransportOptions,
 } from '../../src/index.js';
 import { json, result, sse, type RecordedRequest, type Reply, type ScriptedServer } from '../support/scripted-server.js';
@@ -388,23 +391,38 @@ describe('F6, P10: errors that say what happened', { timeout: 10_000 }, () => {
       (socket: Socket) => socket.write(`HTTP/1.1 200 OK\r\nX-Big: ${'a'.repeat(70_000)}\r\n\r\n`),
     ],
   ])(
-    'F6: connect to a server that answers with "%s" rejects with a StreamableHTTPError naming it, the cause chain kept',
+    'F4, F6: connect to a server that answers with "%s" rejects with the TransportFailedError onerror hears, naming it, the StreamableHTTPError and the cause chain kept',
     async (root, respond) => {
       const url = await rawServer(respond);
       const { client, transport } = unconnected(url);
+      const heard: Error[] = [];
+      transport.onerror = (e) => heard.push(e);
       const error = await within(rejection(client.connect(transport)), 'connect to fail');
-      expect(error).toBeInstanceOf(StreamableHTTPError);
+      expect(error).toBeInstanceOf(TransportFailedError);
+      expect(heard).toContain(error);
+      expect(findTransportError(error, StreamableHTTPError)?.status).toBeUndefined();
       expect((error as Error).message).toContain(root);
       expect((error as Error).message).not.toMatch(/^fetch failed/);
       expect(causeChain(error).some((e) => e instanceof Error && e.message.includes(root))).toBe(true);
     },
   );
 
-  it('F6: a URL of an unknown scheme rejects connect with "unknown scheme", not a bare "fetch failed"', async () => {
-    const { client, transport } = unconnected('ftp://127.0.0.1:1/mcp');
-    const error = await within(rejection(client.connect(transport)), 'connect to fail');
-    expect(error).toBeInstanceOf(StreamableHTTPError);
-    expect((error as Error).message).toContain('unknown scheme');
+  it('U9: a URL of another scheme than http or https is refused by the constructor with InvalidOptionsError, not at the first send()', () => {
+    const refused = (url: string) => {
+      try {
+        new StreamableHTTPClientTransport(url);
+      } catch (error) {
+        return error;
+      }
+      return undefined;
+    };
+    const ftp = refused('ftp://user:secret@127.0.0.1:1/mcp');
+    expect(ftp).toBeInstanceOf(InvalidOptionsError);
+    expect((ftp as InvalidOptionsError).field).toBe('url');
+    expect((ftp as Error).message).toBe('invalid endpoint: url: expected an absolute http: or https: URL, got a ftp: URL');
+    expect((ftp as Error).message).not.toContain('secret');
+    expect(refused('not a url')).toBeInstanceOf(InvalidOptionsError);
+    expect(refused('https://127.0.0.1:1/mcp')).toBeUndefined();
   });
 
   it('U1: start() on a started transport says that client.connect() calls start() itself', async () => {

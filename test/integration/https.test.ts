@@ -8,7 +8,7 @@ import { createServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '../../src/index.js';
+import { findTransportError, StreamableHTTPClientTransport, StreamableHTTPError, TransportFailedError } from '../../src/index.js';
 import { causeChain, within } from '../support/harness.js';
 
 const sockets = new Set<Socket>();
@@ -32,7 +32,7 @@ afterEach(async () => {
 });
 
 describe('H11: https', () => {
-  it('H11: an https URL is requested over TLS (node:https loaded on first use); a failed handshake fails connect with StreamableHTTPError', async () => {
+  it('H11: an https URL is requested over TLS (node:https loaded on first use); a failed handshake fails connect with TransportFailedError over StreamableHTTPError (F4)', async () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     const transport = new StreamableHTTPClientTransport(new URL(`https://127.0.0.1:${port}/mcp`));
@@ -44,7 +44,8 @@ describe('H11: https', () => {
       ),
       'connect over https to a server that hangs up',
     );
-    expect(error).toBeInstanceOf(StreamableHTTPError);
+    expect(error).toBeInstanceOf(TransportFailedError);
+    expect(findTransportError(error, StreamableHTTPError)?.status).toBeUndefined();
     expect(causeChain(error).some((cause) => cause instanceof Error)).toBe(true);
     expect(firstBytes.length).toBeGreaterThan(0);
     // A TLS handshake record: content type 22, major version 3.

@@ -10,8 +10,12 @@ import { listenLocal, shutDown } from './http.js';
 export interface FrontOptions {
   /** Answer the standalone GET with this status instead of forwarding it (404, 406). */
   getStatus?: number;
-  /** 'full' (the default): CORS for any origin, Mcp-Session-Id exposed; 'no-expose': no Access-Control-Expose-Headers. */
-  cors?: 'full' | 'no-expose';
+  /**
+   * 'full' (the default): CORS for any origin, Mcp-Session-Id exposed; 'no-expose': no
+   * Access-Control-Expose-Headers; 'no-mcp-method': Access-Control-Allow-Headers without
+   * Mcp-Method and Mcp-Name (as deployed servers were found, N6).
+   */
+  cors?: 'full' | 'no-expose' | 'no-mcp-method';
   /** Answer every request with a 307 to this URL (another origin). */
   redirectTo?: URL;
   /** Answer every MCP request 401 with this WWW-Authenticate, and the well-known metadata 404 (unless `metadata`). */
@@ -36,7 +40,9 @@ function corsHeaders(options: FrontOptions): Record<string, string> {
     'access-control-allow-origin': '*',
     'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
     'access-control-allow-headers':
-      'content-type, accept, authorization, mcp-session-id, mcp-protocol-version, mcp-method, mcp-name, last-event-id',
+      options.cors === 'no-mcp-method'
+        ? 'content-type, accept, authorization, mcp-session-id, mcp-protocol-version, last-event-id'
+        : 'content-type, accept, authorization, mcp-session-id, mcp-protocol-version, mcp-method, mcp-name, last-event-id',
     ...(options.cors === 'no-expose' ? {} : { 'access-control-expose-headers': 'mcp-session-id, mcp-protocol-version, www-authenticate' }),
   };
 }

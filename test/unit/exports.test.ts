@@ -27,6 +27,7 @@ describe('the public API', () => {
       'connectionEra',
       'connectionMachine',
       'connectionStatus',
+      'findTransportError',
       'manualNetwork',
       'nextRetry',
       'parseSavedState',
@@ -37,6 +38,8 @@ describe('the public API', () => {
 
   it('U4, U8, W5, X3: the devtools door exports the recorder, the chart view bridge, live inspection and the redaction', () => {
     expect(Object.keys(devtools).sort()).toEqual([
+      'InspectorPortError',
+      'MissingPeerError',
       'attachToView',
       'createJsonlRecorder',
       'inspectLive',

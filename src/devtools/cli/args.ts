@@ -61,8 +61,10 @@ options:
   --record <file>      write the chart's lifecycle as JSON lines (session IDs and tokens redacted)
   --view               serve the chart view on 127.0.0.1 and show this session in it live
                        (with --watch, until Ctrl-C)
-  --inspect [port]     watch the chart live in the Stately inspector, through @statelyai/inspect's
-                       bridge on that port (default 8080; session IDs and tokens redacted)
+  --inspect [port]     watch the chart live in the Stately inspector (@statelyai/inspect), through a
+                       bridge on 127.0.0.1 at that port (default 8080; 0 picks a free one); session
+                       IDs and tokens redacted; the chart view runs too, for when the hosted
+                       inspector cannot be reached
   --json               print one JSON object per line on stdout, for scripts
   --timeout <seconds>  the longest wait for one step (default 30)
   -h, --help           this text
@@ -123,7 +125,7 @@ const secondsSchema = z.pipe(
   ),
 );
 
-const portSchema = z.pipe(z.string().check(z.regex(/^\d+$/)), z.pipe(z.transform(Number), z.int().check(z.minimum(1), z.maximum(65_535))));
+const portSchema = z.pipe(z.string().check(z.regex(/^\d+$/)), z.pipe(z.transform(Number), z.int().check(z.minimum(0), z.maximum(65_535))));
 
 const nonEmpty = z.string().check(z.minLength(1));
 
@@ -161,7 +163,7 @@ const shapes = {
   header: "'Name: value' (a header name, a colon, a value on one line)",
   args: 'a JSON object of the tool\'s arguments, e.g. \'{"text":"hi"}\'',
   seconds: 'a number of seconds greater than 0',
-  port: 'a port number from 1 to 65535',
+  port: 'a port number from 0 (any free one) to 65535',
   tool: 'a tool name',
   file: 'a file name',
   origin: 'an origin such as https://app.example (scheme, host and port, no path)',

@@ -10,9 +10,9 @@ import { connectionEra, StreamableHTTPClientTransport } from '../../node.js';
 import type { CliOptions } from './args.js';
 import { watchChart } from './chart.js';
 import { attachToView } from '../view/bridge.js';
-import { inspectLive } from '../live.js';
+import { InspectorPortError, inspectLive, MissingPeerError, type LiveInspection } from '../live.js';
 import { serveView } from '../view/server.js';
-import { classify, describeError, exitCodes, StepTimeoutError } from './failure.js';
+import { classify, describeError, exitCodes, StepTimeoutError, UserFacingError } from './failure.js';
 import { CliSession } from './session.js';
 
 /** Where every line goes: text for people, or one JSON object per line with `--json`. */
@@ -239,7 +239,19 @@ export async function connect(options: CliOptions): Promise<number> {
     record = createWriteStream(options.record);
     await once(record, 'open');
   }
-  const live = options.inspect === undefined ? undefined : await inspectLive({ port: options.inspect });
+  // U10: with --inspect the chart view runs too: the inspector page links it for when the hosted inspector cannot be reached.
+  const view = options.view || options.inspect !== undefined ? await serveView() : undefined;
+  let live: LiveInspection | undefined;
+  try {
+    live = options.inspect === undefined ? undefined : await inspectLive({ port: options.inspect, chartViewUrl: view?.url });
+  } catch (error) {
+    await view?.close();
+    record?.end();
+    // U10, U11: a busy port or a missing peer is the user's to fix: one line, exit 9.
+    if (error instanceof InspectorPortError || error instanceof MissingPeerError)
+      throw new UserFacingError(error.message, exitCodes.unavailable);
+    throw error;
+  }
   const recorder = record === undefined ? undefined : createJsonlRecorder((line) => record.write(`${line}\n`));
   const observers = [recorder, live?.inspect].filter((o) => o !== undefined);
   const transport = new StreamableHTTPClientTransport(new URL(options.url), {
@@ -253,7 +265,6 @@ export async function connect(options: CliOptions): Promise<number> {
         }),
   });
   if (live !== undefined) out.event('inspect', `Stately inspector at ${live.url} (session IDs and tokens redacted)`, { url: live.url });
-  const view = options.view ? await serveView() : undefined;
   const bridge = view === undefined ? undefined : attachToView(transport, view.url);
   if (view !== undefined) out.event('view', `chart view at ${view.url.href}`, { url: view.url.href });
   const chart = watchChart(transport, (line) => {
@@ -269,10 +280,23 @@ export async function connect(options: CliOptions): Promise<number> {
   transport.actor.on('failed', ({ error }) => {
     chartFailure = error;
   });
+  const warn = (error: Error) => {
+    out.event('warning', describeError(error), { message: describeError(error) });
+  };
+  // U11: warnings before the connection stands are held: one that is part of the failure is said once, in its line.
+  let held: Error[] | undefined = [];
   transport.onerror = (error) => {
     queueMicrotask(() => {
-      if (error !== chartFailure) out.event('warning', describeError(error), { message: describeError(error) });
+      if (error === chartFailure) return;
+      if (held === undefined) warn(error);
+      else held.push(error);
     });
+  };
+  const releaseWarnings = (failure?: unknown) => {
+    const causes = new Set<unknown>();
+    for (let e: unknown = failure; e !== undefined && causes.size < 8; e = e instanceof Error ? e.cause : undefined) causes.add(e);
+    for (const error of held ?? []) if (!causes.has(error)) warn(error);
+    held = undefined;
   };
   const progress = new CallProgress(out);
   const session = new CliSession(transport, (notification) => {
@@ -294,6 +318,7 @@ export async function connect(options: CliOptions): Promise<number> {
   try {
     out.event('connect', options.url, { url: options.url });
     const connected = await wait('initialize', session.connect());
+    releaseWarnings();
     const init = connected.result;
     const info = connected.serverInfo;
     const era = connectionEra(transport.actor.getSnapshot());
@@ -358,6 +383,7 @@ export async function connect(options: CliOptions): Promise<number> {
       await interrupted();
     }
   } catch (error) {
+    releaseWarnings(chartFailure ?? error);
     const failure = classify(chartFailure ?? error, options.url);
     if (options.json) out.event('failed', failure.message, { kind: failure.kind, exitCode: failure.exitCode, message: failure.message });
     else console.error(`mcp-xstate-transport: ${failure.message}`);

@@ -174,6 +174,14 @@ async function watchStream(body: ReadableStream<Uint8Array>, windowMs: number): 
   return { keepAliveAfterMs, endedAfterMs };
 }
 
+/** N6: the headers of a modern POST a preflight must admit, and how the fix spells them. */
+const modernRequestHeaders = ['mcp-protocol-version', 'mcp-method', 'mcp-name'];
+const headerNames: Record<string, string> = {
+  'mcp-protocol-version': 'MCP-Protocol-Version',
+  'mcp-method': 'Mcp-Method',
+  'mcp-name': 'Mcp-Name',
+};
+
 const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
 
 function listHeader(headers: Headers, name: string): string[] {
@@ -198,6 +206,12 @@ class Report {
     console.log(
       `${level.padEnd(6)} ${finding.check.padEnd(11)} ${finding.text}${finding.fix === undefined ? '' : ` — fix: ${finding.fix}`}`,
     );
+  }
+
+  /** N6: what is being checked now, printed before the probe goes out (a wait says how long it may last). */
+  checking(check: Finding['check'], text: string): void {
+    if (this.json) console.log(JSON.stringify({ event: 'checking', check, text }));
+    else console.log(`${'…'.padEnd(6)} ${check.padEnd(11)} ${text}`);
   }
 
   get faults(): number {
@@ -338,6 +352,7 @@ export async function doctor(options: DoctorOptions): Promise<number> {
   let sessionId: string | undefined;
   try {
     // 1. The eras: server/discover (2026-07-28), then initialize (2025-11-25).
+    report.checking('era', 'which protocol eras answer: server/discover (2026-07-28), then initialize (2025-11-25)');
     let discover = await probes.post(url, 'server/discover', { _meta: envelope }, modernHeaders);
     const moved = checkRedirect(report, url, discover);
     if (moved === 'stop') return report.end();
@@ -346,6 +361,7 @@ export async function doctor(options: DoctorOptions): Promise<number> {
       discover = await probes.post(url, 'server/discover', { _meta: envelope }, modernHeaders);
     }
     if (discover.status === 401 || discover.status === 403) {
+      report.checking('auth', `HTTP ${discover.status}: how a client discovers authorization (WWW-Authenticate, RFC 9728 metadata)`);
       await checkAuth(probes, report, url, discover);
       if (report.faults === 0) {
         report.add({
@@ -398,6 +414,7 @@ export async function doctor(options: DoctorOptions): Promise<number> {
     // 2. The standalone GET (2025-11-25): an event stream or 405; 404 and 406 are faults.
     let stream: { response: Response; what: string } | undefined;
     if (negotiated !== undefined) {
+      report.checking('get', 'the standalone GET (Accept: text/event-stream)');
       const get = await probes.fetch(url, { headers: { accept: 'text/event-stream', ...sessionHeaders(sessionId, negotiated) } }, true);
       const type = get.headers.get('content-type') ?? '';
       if (get.status === 200 && type.includes('text/event-stream') && get.body !== null) {
@@ -411,6 +428,7 @@ export async function doctor(options: DoctorOptions): Promise<number> {
 
     // 3. Keep-alive: on the GET stream, or in 2026-07-28 on a subscriptions/listen stream.
     if (stream === undefined && modern) {
+      report.checking('keep-alive', 'opening a subscriptions/listen stream to watch');
       const listen = await probes.fetch(
         url,
         {
@@ -437,10 +455,18 @@ export async function doctor(options: DoctorOptions): Promise<number> {
     if (stream === undefined) {
       report.add({ check: 'keep-alive', level: 'ok', text: 'no long-lived stream to watch (no GET stream, no subscriptions/listen)' });
     } else {
+      report.checking(
+        'keep-alive',
+        `watching ${stream.what} for a keep-alive: up to ${seconds(options.keepAliveWindowMs)} (--keepalive-window), less if one comes`,
+      );
       await checkKeepAlive(report, stream.response, stream.what, options.keepAliveWindowMs);
     }
 
     // 4. Pages on another origin: the preflight, then a request with Origin.
+    report.checking(
+      'cors',
+      `a page on ${options.origin}: the preflight of a POST (Mcp-Method, Mcp-Name, MCP-Protocol-Version), then a request with Origin`,
+    );
     await checkCors(probes, report, url, options, { modern, negotiated, sessionId });
 
     // 5. Cookies seen on the way (names only).
@@ -546,11 +572,12 @@ async function checkCors(
   options: DoctorOptions,
   era: { modern: boolean; negotiated: string | undefined; sessionId: string | undefined },
 ): Promise<void> {
+  // N6: a page's modern POST carries Mcp-Method and Mcp-Name (the era probe of a negotiating
+  // client too, whatever era the server speaks): the preflight must admit them in every era.
   const wanted = [
     'content-type',
-    'mcp-protocol-version',
+    ...modernRequestHeaders,
     ...(era.sessionId === undefined ? [] : ['mcp-session-id', 'last-event-id']),
-    ...(era.modern ? ['mcp-method', 'mcp-name'] : []),
     ...options.headers.map(([name]) => name.toLowerCase()),
   ];
   const preflight = await probes.fetch(url, {
@@ -577,7 +604,14 @@ async function checkCors(
   if (allowOrigin !== '*' && allowOrigin !== options.origin) faults.push(`the preflight allows ${allowOrigin}, not ${options.origin}`);
   const allowHeaders = listHeader(preflight.headers, 'access-control-allow-headers');
   const missing = allowHeaders.includes('*') ? [] : wanted.filter((name) => !allowHeaders.includes(name) && name !== 'content-type');
-  if (missing.length > 0) faults.push(`the preflight does not allow the header(s) ${missing.join(', ')}`);
+  const modernMissing = missing.filter((name) => modernRequestHeaders.includes(name));
+  const otherMissing = missing.filter((name) => !modernRequestHeaders.includes(name));
+  if (modernMissing.length > 0) {
+    faults.push(
+      `the preflight of a 2026-07-28 POST does not allow ${modernMissing.map((name) => headerNames[name] ?? name).join(', ')} in Access-Control-Allow-Headers: a browser blocks a modern client's requests (and a negotiating client's first probe) before they are sent`,
+    );
+  }
+  if (otherMissing.length > 0) faults.push(`the preflight does not allow the header(s) ${otherMissing.join(', ')}`);
   const allowMethods = listHeader(preflight.headers, 'access-control-allow-methods');
   if (era.sessionId !== undefined && !allowMethods.includes('*') && !allowMethods.includes('delete')) {
     faults.push('the preflight does not allow DELETE (a page cannot end its session)');

@@ -1,5 +1,6 @@
 /** What went wrong, as a message for people and an exit code for scripts. */
 import { ProtocolError, StreamableHTTPError } from '../../../machines/errors.js';
+import { bodySummary } from '../../http/body.js';
 import { UsageError } from './args.js';
 import { RpcError } from './session.js';
 
@@ -14,12 +15,28 @@ export const exitCodes = {
   toolError: 7,
   /** N4: the doctor found a fault. */
   doctorFault: 8,
+  /** U10, U11: this machine cannot do what was asked: the --inspect port is in use, an optional peer is missing. */
+  unavailable: 9,
 } as const;
 
 export type FailureKind = keyof typeof exitCodes;
 
 /** A step that took longer than `--timeout`. */
 export class StepTimeoutError extends Error {}
+
+/**
+ * U11: a mistake of the user's or a limit of their machine, not a fault of the CLI: a missing
+ * file, a malformed recording, a busy port, a missing optional peer. Printed as one line (what,
+ * and the fix) with its exit code; never as an internal error with a stack.
+ */
+export class UserFacingError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
 
 export interface Failure {
   kind: FailureKind;
@@ -74,6 +91,19 @@ export function classify(error: unknown, url: string): Failure {
   const code = networkCode(error);
   if (code !== undefined)
     return failure('unreachable', `cannot reach ${url} (${code}): is the server running, and is the address right?  [${detail}]`);
+  const answered = chain(error).find((e): e is StreamableHTTPError => e instanceof StreamableHTTPError && e.body !== '');
+  if (status !== undefined && answered !== undefined) {
+    // U11: one line: the status, the content type, the body's first 200 characters, and where MCP usually is.
+    const type = answered.contentType === '' ? '' : `${answered.contentType} `;
+    const path = new URL(url).pathname;
+    const hint = /\/mcp\/?$/.test(path)
+      ? 'check the URL and that the server serves MCP at it'
+      : `is ${path} the MCP endpoint? MCP endpoints usually end in /mcp`;
+    return failure(
+      'notMcp',
+      `${url} does not answer as an MCP server (HTTP ${answered.status ?? status}): ${type}"${bodySummary(answered.body, answered.contentType)}"; ${hint}`,
+    );
+  }
   if (status !== undefined || chain(error).some((e) => e instanceof ProtocolError)) {
     return failure('notMcp', `${url} does not answer as an MCP server${status === undefined ? '' : ` (HTTP ${status})`}  [${detail}]`);
   }

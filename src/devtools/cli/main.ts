@@ -6,7 +6,7 @@
 import { parseArgs, parseDoctorArgs, usage, UsageError } from './args.js';
 import { connect } from './connect.js';
 import { doctor } from './doctor.js';
-import { exitCodes } from './failure.js';
+import { exitCodes, UserFacingError } from './failure.js';
 import { viewCommand } from './view.js';
 
 /** Parses with `parse`; a UsageError (U9: the option and the shape it wants) prints with the usage and exits 2. */
@@ -70,6 +70,11 @@ main(process.argv.slice(2)).then(
     }, 2_000).unref();
   },
   (error: unknown) => {
+    // U11: the user's mistake (a file, a port, a missing peer): one line with the fix, its exit code.
+    if (error instanceof UserFacingError) {
+      console.error(`mcp-xstate-transport: ${error.message}`);
+      process.exit(error.exitCode);
+    }
     console.error(`mcp-xstate-transport: internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     process.exit(exitCodes.failed);
   },

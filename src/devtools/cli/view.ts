@@ -1,8 +1,30 @@
 /** `mcp-xstate-transport view [recording.jsonl]`: the chart view on 127.0.0.1 until Ctrl-C (W5). */
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { serveView } from '../view/server.js';
-import { exitCodes } from './failure.js';
+import { InvalidRecordingError } from '../../../machines/errors.js';
+import { serveView, type ViewServer } from '../view/server.js';
+import { exitCodes, UserFacingError } from './failure.js';
+
+/** U11: the recording's text; a file that cannot be read is the user's mistake, said in one line with the fix. */
+async function readRecording(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : '';
+    const what =
+      code === 'ENOENT'
+        ? 'no such file'
+        : code === 'EISDIR'
+          ? 'a directory, not a file'
+          : code === 'EACCES' || code === 'EPERM'
+            ? 'not readable (permission denied)'
+            : `not readable (${code || (error instanceof Error ? error.message : String(error))})`;
+    throw new UserFacingError(
+      `cannot open the recording ${file}: ${what}; give the path of a .jsonl file written by --record (or run \`mcp-xstate-transport view\` without a file for the live view)`,
+      exitCodes.usage,
+    );
+  }
+}
 
 export async function viewCommand(argv: string[]): Promise<number> {
   if (argv.length > 1 || argv.some((arg) => arg.startsWith('-'))) {
@@ -10,8 +32,20 @@ export async function viewCommand(argv: string[]): Promise<number> {
     return exitCodes.usage;
   }
   const file = argv[0];
-  const recording = file === undefined ? undefined : { text: await readFile(file, 'utf8'), name: basename(file) };
-  const server = await serveView(recording === undefined ? {} : { recording });
+  const recording = file === undefined ? undefined : { text: await readRecording(file), name: basename(file) };
+  let server: ViewServer;
+  try {
+    server = await serveView(recording === undefined ? {} : { recording });
+  } catch (error) {
+    // U11: a file that is not a recording is the user's mistake: its line and field, and what a recording is.
+    if (error instanceof InvalidRecordingError) {
+      throw new UserFacingError(
+        `${file ?? 'the file'} is ${error.message}; record one with \`mcp-xstate-transport <url> --record ${file ?? 'session.jsonl'}\` or createJsonlRecorder`,
+        exitCodes.usage,
+      );
+    }
+    throw error;
+  }
   const what =
     recording === undefined
       ? 'live: run `mcp-xstate-transport <url> --watch --view`, or attachToView(transport, url)'

@@ -169,6 +169,22 @@ export function startPage(boot: PageBoot, lib: ReplayLib): void {
     return at;
   };
 
+  /**
+   * The chart view scrolls the connection's innermost active state into view when it changes (the
+   * modern states sit far below the fold); while it stays, the page is left where the reader put it.
+   */
+  let revealed: string | undefined;
+  const revealActive = (actors: readonly { machine: string | undefined; value: unknown }[]) => {
+    const connection = actors.find((actor) => actor.machine === 'connection');
+    if (connection === undefined) return;
+    const paths = lib.activePaths(connection.value);
+    const leaf = paths.find((path) => !paths.some((other) => other.startsWith(`${path}.`)));
+    const box = leaf === undefined ? undefined : boxes.get(`connection:${leaf}`);
+    if (box === undefined || leaf === revealed) return;
+    revealed = leaf;
+    box.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  };
+
   const render = () => {
     scheduled = false;
     const frame = lib.frameAt(records, index);
@@ -199,6 +215,7 @@ export function startPage(boot: PageBoot, lib: ReplayLib): void {
       }
     }
     showBanner(unknown);
+    revealActive(frame.actors);
 
     for (const item of logList.querySelectorAll('li.current')) item.classList.remove('current');
     const current = logList.children.item(index);
