@@ -137,7 +137,9 @@ class BareDriver implements BenchClient {
         this.onNote?.();
       else if ('method' in message && message.method === 'notifications/subscriptions/acknowledged') this.acked?.();
     };
-    transport.onerror = (error: Error) => void (this.errors.length < 100 && this.errors.push(error));
+    transport.onerror = (error: Error) => {
+      if (this.errors.length < 100) this.errors.push(error);
+    };
   }
 
   get sessionId(): string | undefined {
@@ -169,7 +171,9 @@ class BareDriver implements BenchClient {
   async listen(): Promise<void> {
     const acked = new Promise<void>((resolve, reject) => {
       this.acked = resolve;
-      setTimeout(() => reject(new Error('alone: subscriptions/listen not acknowledged in 5 s')), 5_000).unref();
+      setTimeout(() => {
+        reject(new Error('alone: subscriptions/listen not acknowledged in 5 s'));
+      }, 5_000).unref();
     });
     void this.request('subscriptions/listen', { notifications: { toolsListChanged: true } }, false).catch(() => undefined);
     await acked;
@@ -190,7 +194,7 @@ class SdkClientDriver implements BenchClient {
 
   constructor(
     private readonly transport: AnyTransport,
-    modern: boolean,
+    private readonly modern: boolean,
     v2: boolean,
   ) {
     const note = () => this.onNote?.();
@@ -227,8 +231,9 @@ class SdkClientDriver implements BenchClient {
 
   async close(): Promise<void> {
     await this.subscription?.close();
-    // The 1.x SDK transport sends no DELETE on close; terminateSession() does.
-    if (this.transport instanceof SdkTransport) await this.transport.terminateSession();
+    // The SDK transports send no DELETE on close; terminateSession() does (2025 era).
+    if (this.transport instanceof SdkTransport || (this.transport instanceof SdkTransportV2 && !this.modern))
+      await this.transport.terminateSession();
     await this.client.c.close();
   }
 }

@@ -96,8 +96,14 @@ export class RawClient implements BenchClient {
     const response = await fetch(this.url, { method: 'POST', headers, body, signal: controller.signal });
     if (response.body === null) throw new Error(`raw: listen answered HTTP ${response.status} without a body`);
     await new Promise<void>((resolve, reject) => {
-      const take = (m: RpcMessage) => (m.method === 'notifications/subscriptions/acknowledged' ? resolve() : this.onNotification(m));
-      readEvents(response.body as ReadableStream<Uint8Array>, take).then(() => reject(new Error('raw: listen stream ended')), reject);
+      const take = (m: RpcMessage) => {
+        if (m.method === 'notifications/subscriptions/acknowledged') resolve();
+        else this.onNotification(m);
+      };
+      const ended = () => {
+        reject(new Error('raw: listen stream ended'));
+      };
+      readEvents(response.body as ReadableStream<Uint8Array>, take).then(ended, reject);
     });
   }
 
@@ -154,7 +160,10 @@ export class RawClient implements BenchClient {
 
   /** DELETE the session; the server then ends the GET stream, which is aborted only if still open a second later (modern: abort the listen stream). */
   async close(): Promise<void> {
-    if (this.modern) return void this.getController?.abort();
+    if (this.modern) {
+      this.getController?.abort();
+      return;
+    }
     const controller = this.getController;
     if (this.sessionId !== undefined) {
       const response = await fetch(this.url, { method: 'DELETE', headers: this.sessionHeaders });

@@ -32,7 +32,7 @@ const fullCounts: Counts = {
   inflight: { count: 6000, seconds: 1.2, concurrency: 32 },
   notifications: { perRun: 1000, runs: 5, seconds: 5 },
   cycles: { count: 600, seconds: 1.2 },
-  held: { count: 5000, seconds: 90, concurrency: 8 },
+  held: { count: 5000, seconds: 150, concurrency: 8 },
   growth: { count: 100_000, seconds: 120, concurrency: 8 },
   payloads: [{ bytes: MiB, count: 12, seconds: 1.5 }],
   event16m: { count: 5, seconds: 4 },

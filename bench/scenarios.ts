@@ -174,7 +174,9 @@ function notifications(ctx: ScenarioContext, stream: 'progress' | 'log', burst =
     const run = async (n: number) => {
       expected = received + n;
       const all = new Promise<void>((resolve) => (arrived = resolve));
-      await (stream === 'progress' ? client.call('progress', { steps: n }, note) : client.call('notify', burst ? { count: n, burst } : { count: n }));
+      await (stream === 'progress'
+        ? client.call('progress', { steps: n }, note)
+        : client.call('notify', burst ? { count: n, burst } : { count: n }));
       let timer: NodeJS.Timeout | undefined;
       if (received < expected) await Promise.race([all, new Promise((resolve) => (timer = setTimeout(resolve, 5_000)))]);
       clearTimeout(timer);

@@ -52,7 +52,9 @@ function buildServer(): McpServer {
     }
     return { content: [{ type: 'text', text: `done ${steps}` }] };
   });
-  mcp.registerTool('big', { inputSchema: { bytes: z.number().int() } }, ({ bytes }) => ({ content: [{ type: 'text', text: 'x'.repeat(bytes) }] }));
+  mcp.registerTool('big', { inputSchema: { bytes: z.number().int() } }, ({ bytes }) => ({
+    content: [{ type: 'text', text: 'x'.repeat(bytes) }],
+  }));
   const notifyArgs = { count: z.number().int(), burst: z.boolean().optional() };
   mcp.registerTool('notify', { inputSchema: notifyArgs }, async ({ count, burst }, extra) => {
     // No relatedRequestId: the server transport writes these to the standalone GET stream.
