@@ -85,7 +85,8 @@ function buildServerV2(handler: () => Handler): McpServerV2 {
 }
 
 const handlers: Record<'auto' | 'sse', Handler> = {
-  auto: createMcpHandler(() => buildServerV2(() => handlers.auto), { legacy: 'reject' }),
+  // 5,000 held listen subscriptions: above the handler's default limit.
+  auto: createMcpHandler(() => buildServerV2(() => handlers.auto), { legacy: 'reject', maxSubscriptions: 20_000 }),
   sse: createMcpHandler(() => buildServerV2(() => handlers.sse), { legacy: 'reject', responseMode: 'sse' }),
 };
 const listens = new Set<ServerResponse>();
