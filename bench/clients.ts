@@ -18,8 +18,18 @@ type ThisOptions = import('../src/node.js').StreamableHTTPClientTransportOptions
 
 export const clientKinds = ['this', 'sdk', 'raw', 'floor'] as const;
 export type ClientKind = (typeof clientKinds)[number];
-/** json, sse: 2025-11-25 with sessions (1.x Client and server); modern: 2026-07-28 (2.x Client and server). */
-export type Mode = 'json' | 'sse' | 'modern';
+/** json, sse: 2025-11-25 with sessions (1.x Client and server); modern, modern-sse: 2026-07-28 (2.x Client and server; JSON or SSE answers). */
+export type Mode = 'json' | 'sse' | 'modern' | 'modern-sse';
+export const isModern = (mode: Mode): boolean => mode.startsWith('modern');
+/** alone: the transport with no Client (`BareDriver`); v2: the 2.x Client in the 2025 era (versionNegotiation 'legacy'). */
+export type Variant = 'alone' | 'v2' | undefined;
+const envelope = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+/** The modern era's `_meta` envelope on a request's params (SEP-2243 headers are derived from it). */
+export const withEnvelope = (params: Record<string, unknown>) => ({ ...params, _meta: { ...(params._meta ?? {}), ...envelope } });
 
 export const clientLabels: Record<ClientKind, string> = {
   this: 'this transport',
@@ -103,6 +113,78 @@ export async function echo(client: BenchClient, text: string): Promise<void> {
     throw new Error(`echo returned ${typeof got === 'string' ? got.length : String(got)} characters, expected ${text.length}`);
 }
 
+type AnyTransport = InstanceType<typeof ThisTransport> | SdkTransport | SdkTransportV2 | InstantTransport;
+
+/**
+ * A transport with no `Client` (the transport-alone rows): initialize and initialized by hand in the
+ * 2025 era (the transport then opens its GET stream), the `_meta` envelope by hand in the modern era;
+ * a call waits for the response with its id; logging or list_changed notifications go to `onNote`.
+ */
+class BareDriver implements BenchClient {
+  onNote: (() => void) | undefined;
+  readonly errors: Error[] = [];
+  private nextId = 0;
+  private readonly pending = new Map<number, (message: JSONRPCMessage) => void>();
+  private acked: (() => void) | undefined;
+
+  constructor(
+    private readonly transport: AnyTransport,
+    private readonly modern: boolean,
+  ) {
+    transport.onmessage = (message: JSONRPCMessage) => {
+      if ('id' in message && !('method' in message)) this.pending.get(message.id as number)?.(message);
+      else if ('method' in message && (message.method === 'notifications/message' || message.method === 'notifications/tools/list_changed'))
+        this.onNote?.();
+      else if ('method' in message && message.method === 'notifications/subscriptions/acknowledged') this.acked?.();
+    };
+    transport.onerror = (error: Error) => {
+      if (this.errors.length < 100) this.errors.push(error);
+    };
+  }
+
+  get sessionId(): string | undefined {
+    return this.transport.sessionId;
+  }
+
+  private request(method: string, params: Record<string, unknown>, wait = true): Promise<JSONRPCMessage> {
+    const id = ++this.nextId;
+    const answered = new Promise<JSONRPCMessage>((resolve) => this.pending.set(id, resolve));
+    const sent = this.transport.send({ jsonrpc: '2.0', id, method, params: this.modern ? withEnvelope(params) : params });
+    return wait ? sent.then(() => answered).finally(() => this.pending.delete(id)) : sent.then(() => answered);
+  }
+
+  async connect(): Promise<void> {
+    await this.transport.start();
+    if (this.modern) return;
+    const clientInfo = { name: 'bench-alone', version: '1.0.0' };
+    await this.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo });
+    (this.transport as { setProtocolVersion?: (v: string) => void }).setProtocolVersion?.('2025-11-25');
+    await this.transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  }
+
+  async call(name: string, args: Record<string, unknown>): Promise<unknown> {
+    const answer = await this.request('tools/call', { name, arguments: args });
+    return 'result' in answer ? answer.result : undefined;
+  }
+
+  /** Sends subscriptions/listen and waits (bounded) for its acknowledgement; its stream carries the notifications. */
+  async listen(): Promise<void> {
+    const acked = new Promise<void>((resolve, reject) => {
+      this.acked = resolve;
+      setTimeout(() => {
+        reject(new Error('alone: subscriptions/listen not acknowledged in 5 s'));
+      }, 5_000).unref();
+    });
+    void this.request('subscriptions/listen', { notifications: { toolsListChanged: true } }, false).catch(() => undefined);
+    await acked;
+  }
+
+  async close(): Promise<void> {
+    if (this.transport instanceof SdkTransport) await this.transport.terminateSession();
+    await this.transport.close();
+  }
+}
+
 /** The SDK `Client` (1.x, or 2.x in the modern era) over a transport. */
 class SdkClientDriver implements BenchClient {
   onNote: (() => void) | undefined;
@@ -111,13 +193,15 @@ class SdkClientDriver implements BenchClient {
   private subscription: McpSubscription | undefined;
 
   constructor(
-    private readonly transport: InstanceType<typeof ThisTransport> | SdkTransport | SdkTransportV2 | InstantTransport,
-    modern: boolean,
+    private readonly transport: AnyTransport,
+    private readonly modern: boolean,
+    v2: boolean,
   ) {
     const note = () => this.onNote?.();
-    if (modern) {
-      this.client = { v: 2, c: new ClientV2({ name: 'bench', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } }) };
-      this.client.c.setNotificationHandler('notifications/tools/list_changed', note);
+    if (modern || v2) {
+      const mode = modern ? 'auto' : 'legacy';
+      this.client = { v: 2, c: new ClientV2({ name: 'bench', version: '1.0.0' }, { versionNegotiation: { mode } }) };
+      this.client.c.setNotificationHandler(modern ? 'notifications/tools/list_changed' : 'notifications/message', note);
     } else {
       this.client = { v: 1, c: new Client({ name: 'bench', version: '1.0.0' }, { capabilities: {} }) };
       this.client.c.setNotificationHandler(LoggingMessageNotificationSchema, note);
@@ -147,20 +231,20 @@ class SdkClientDriver implements BenchClient {
 
   async close(): Promise<void> {
     await this.subscription?.close();
-    // The 1.x SDK transport sends no DELETE on close; terminateSession() does.
-    if (this.transport instanceof SdkTransport) await this.transport.terminateSession();
+    // The SDK transports send no DELETE on close; terminateSession() does (2025 era).
+    if (this.transport instanceof SdkTransport || (this.transport instanceof SdkTransportV2 && !this.modern))
+      await this.transport.terminateSession();
     await this.client.c.close();
   }
 }
 
-/** `options`: this transport's constructor options (the telemetry row). */
-export function createClient(kind: ClientKind, url: string, mode: Mode, options: ThisOptions = {}): BenchClient {
-  const modern = mode === 'modern';
-  if (modern && (kind === 'raw' || kind === 'floor')) throw new Error(`${kind} has no modern-era client`);
-  if (kind === 'raw') return new RawClient(url);
+/** `options`: this transport's constructor options (the telemetry and S8 rows). */
+export function createClient(kind: ClientKind, url: string, mode: Mode, options: ThisOptions = {}, variant?: Variant): BenchClient {
+  const modern = isModern(mode);
+  if ((modern || variant !== undefined) && kind === 'floor') throw new Error('floor: 1.x Client in the 2025 era only');
+  if (kind === 'raw') return new RawClient(url, modern, variant === 'alone');
+  const v2 = modern || variant === 'v2';
   const transport = { this: () => new ThisTransport(new URL(url), options), floor: () => new InstantTransport() }[kind as 'this' | 'floor'];
-  return new SdkClientDriver(
-    kind === 'sdk' ? (modern ? new SdkTransportV2(new URL(url)) : new SdkTransport(new URL(url))) : transport(),
-    modern,
-  );
+  const made = kind === 'sdk' ? (v2 ? new SdkTransportV2(new URL(url)) : new SdkTransport(new URL(url))) : transport();
+  return variant === 'alone' ? new BareDriver(made, modern) : new SdkClientDriver(made, modern, variant === 'v2');
 }

@@ -12,7 +12,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getHeapCodeStatistics } from 'node:v8';
-import { createClient, echo, type BenchClient, type ClientKind } from './clients.js';
+import { createClient, echo, isModern, type BenchClient, type ClientKind, type Variant } from './clients.js';
 import { endpointUrl, forceGc, serverStats, streamReady, until, type Mode } from './scenarios.js';
 
 /** `count`: sessions held, or calls made; at most `seconds`, `concurrency` at a time. */
@@ -24,6 +24,8 @@ export type MemoryRequest = {
   count: number;
   seconds: number;
   concurrency: number;
+  /** v2: the 2.x Client in the 2025 era (held). */
+  variant?: Variant;
 };
 export type MemoryReply = { ok: true; metrics: Record<string, number>; errors: string[] } | { ok: false; error: string };
 
@@ -50,7 +52,7 @@ async function pool(total: number, concurrency: number, deadline: number, task: 
 }
 
 async function connected(request: MemoryRequest): Promise<BenchClient> {
-  const client = createClient(request.kind, endpointUrl(request.base, request.mode), request.mode);
+  const client = createClient(request.kind, endpointUrl(request.base, request.mode), request.mode, {}, request.variant);
   await client.connect();
   await streamReady(client, request);
   return client;
@@ -63,9 +65,9 @@ async function held(request: MemoryRequest): Promise<MemoryReply> {
   const deadline = performance.now() + request.seconds * 1000;
   const hold = async (count: number) => {
     await pool(count, request.concurrency, deadline, async () => {
-      const client = createClient(request.kind, endpointUrl(request.base, request.mode), request.mode);
+      const client = createClient(request.kind, endpointUrl(request.base, request.mode), request.mode, {}, request.variant);
       await client.connect();
-      if (request.mode === 'modern') await client.listen?.();
+      if (isModern(request.mode)) await client.listen?.();
       clients.push(client);
     });
     // Every session's standalone GET (or listen) stream must be open on the server before measuring.

@@ -4,10 +4,12 @@
  * eventsource-parser's `createParser` fed from a `TextDecoder` for event streams. No validation
  * beyond what it needs to find its response. It does what a correct client must: initialize,
  * notifications/initialized, the standalone GET stream, calls (JSON or SSE answers, notifications
- * on either stream), DELETE.
+ * on either stream), DELETE. Modern era (2026-07-28, `modern`): no session; each request carries the
+ * `_meta` envelope and the SEP-2243 headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`) by
+ * hand; list_changed arrives on a `subscriptions/listen` stream.
  */
 import { createParser } from 'eventsource-parser';
-import type { BenchClient } from './clients.js';
+import { withEnvelope, type BenchClient } from './clients.js';
 
 /** A JSON-RPC message as far as this client looks at it. */
 export interface RpcMessage {
@@ -45,10 +47,18 @@ export class RawClient implements BenchClient {
   private sessionHeaders: Record<string, string> = {};
   private getController: AbortController | undefined;
 
-  constructor(private readonly url: string) {}
+  constructor(
+    private readonly url: string,
+    private readonly modern = false,
+    /** An SSE answer read to its end, then each `data:` line `JSON.parse`d (S8's floor: no event parser). */
+    private readonly whole = false,
+  ) {
+    if (modern) this.headers['mcp-protocol-version'] = '2026-07-28';
+  }
 
-  /** initialize, then notifications/initialized; starts the standalone GET stream without waiting for it. */
+  /** initialize, then notifications/initialized; starts the standalone GET stream without waiting for it (modern: nothing). */
   async connect(): Promise<void> {
+    if (this.modern) return;
     const clientInfo = { name: 'bench-raw', version: '1.0.0' };
     const init = await this.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo });
     const version = init.result?.protocolVersion;
@@ -74,7 +84,27 @@ export class RawClient implements BenchClient {
   /** Progress on a POST stream, logging notifications on the GET stream. */
   private onNotification(message: RpcMessage): void {
     if (message.method === 'notifications/progress') this.onProgress?.();
-    else if (message.method === 'notifications/message') this.onNote?.();
+    else if (message.method === 'notifications/message' || message.method === 'notifications/tools/list_changed') this.onNote?.();
+  }
+
+  /** Modern: a `subscriptions/listen` stream read in the background; resolves on its acknowledgement. */
+  async listen(): Promise<void> {
+    const controller = (this.getController = new AbortController());
+    const params = withEnvelope({ notifications: { toolsListChanged: true } });
+    const body = JSON.stringify({ jsonrpc: '2.0', id: ++this.nextId, method: 'subscriptions/listen', params });
+    const headers = { ...this.headers, 'mcp-method': 'subscriptions/listen' };
+    const response = await fetch(this.url, { method: 'POST', headers, body, signal: controller.signal });
+    if (response.body === null) throw new Error(`raw: listen answered HTTP ${response.status} without a body`);
+    await new Promise<void>((resolve, reject) => {
+      const take = (m: RpcMessage) => {
+        if (m.method === 'notifications/subscriptions/acknowledged') resolve();
+        else this.onNotification(m);
+      };
+      const ended = () => {
+        reject(new Error('raw: listen stream ended'));
+      };
+      readEvents(response.body as ReadableStream<Uint8Array>, take).then(ended, reject);
+    });
   }
 
   async call(name: string, args: Record<string, unknown>, onprogress?: () => void): Promise<unknown> {
@@ -90,10 +120,11 @@ export class RawClient implements BenchClient {
   /** One JSON-RPC request as its own POST; resolves with its response. */
   async request(method: string, params: Record<string, unknown>): Promise<RpcMessage> {
     const id = ++this.nextId;
+    const name = typeof params.name === 'string' ? params.name : undefined;
     const response = await fetch(this.url, {
       method: 'POST',
-      headers: this.headers,
-      body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+      headers: this.modern ? { ...this.headers, 'mcp-method': method, ...(name === undefined ? {} : { 'mcp-name': name }) } : this.headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id, method, params: this.modern ? withEnvelope(params) : params }),
     });
     if (!response.ok) {
       await response.body?.cancel();
@@ -108,7 +139,9 @@ export class RawClient implements BenchClient {
     };
     // A POST's event stream: its response resolves the call at once; the rest is drained in the background.
     const body = response.body;
-    if (type.startsWith('text/event-stream') && body !== null) {
+    if (type.startsWith('text/event-stream') && this.whole) {
+      for (const line of (await response.text()).split('\n')) if (line.startsWith('data: ')) take(JSON.parse(line.slice(6)) as RpcMessage);
+    } else if (type.startsWith('text/event-stream') && body !== null) {
       await new Promise<void>((resolve, reject) => {
         const ended = () => {
           if (answer === undefined) reject(new Error(`raw: no response to ${method}`));
@@ -125,8 +158,12 @@ export class RawClient implements BenchClient {
     return answer;
   }
 
-  /** DELETE the session; the server then ends the GET stream, which is aborted only if still open a second later. */
+  /** DELETE the session; the server then ends the GET stream, which is aborted only if still open a second later (modern: abort the listen stream). */
   async close(): Promise<void> {
+    if (this.modern) {
+      this.getController?.abort();
+      return;
+    }
     const controller = this.getController;
     if (this.sessionId !== undefined) {
       const response = await fetch(this.url, { method: 'DELETE', headers: this.sessionHeaders });

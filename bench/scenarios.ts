@@ -6,19 +6,19 @@
  */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createClient, echo, type BenchClient, type ClientKind, type Mode } from './clients.js';
+import { createClient, echo, isModern, type BenchClient, type ClientKind, type Mode, type Variant } from './clients.js';
 import { median, percentile } from './stats.js';
 import type { ServerStats } from './server.js';
 
 export type { Mode };
-export const modes: readonly Mode[] = ['json', 'sse', 'modern'];
+export const modes: readonly Mode[] = ['json', 'sse', 'modern', 'modern-sse'];
 
 /** At most `count` iterations and at most `seconds`. */
 export type Budget = { count: number; seconds: number };
 
 type Pool = Budget & { concurrency: number };
 /** notifications: per run, and runs (bounded by `seconds` in all); growth: echo calls on one session (this transport). */
-export type Counts = { sequential: Budget; inflight: Pool; cycles: Budget; held: Pool; growth: Pool } & {
+export type Counts = { sequential: Budget; inflight: Pool; cycles: Budget; held: Pool; growth: Pool; event16m: Budget } & {
   notifications: { perRun: number; runs: number; seconds: number };
   payloads: (Budget & { bytes: number })[];
 };
@@ -33,6 +33,8 @@ export interface ScenarioContext {
   /** http://127.0.0.1:PORT */
   base: string;
   counts: Counts;
+  /** alone: the transport without a Client; v2: the 2.x Client in the 2025 era. */
+  variant?: Variant;
 }
 
 export const endpointUrl = (base: string, mode: Mode): string => `${base}/${mode}`;
@@ -60,7 +62,7 @@ export async function until(done: () => boolean | Promise<boolean>, timeoutMs: n
  * waits until the server has written the 200 headers of the session's standalone GET stream.
  */
 export async function streamReady(client: BenchClient, ctx: Pick<ScenarioContext, 'kind' | 'mode' | 'base'>): Promise<void> {
-  if (ctx.mode === 'modern') return client.listen?.();
+  if (isModern(ctx.mode)) return client.listen?.();
   if (ctx.kind === 'floor') return;
   if (!(await until(async () => (await serverStats(ctx.base, client.sessionId)).get === true, 5_000, 2))) {
     throw new Error('standalone GET stream did not open in time');
@@ -94,7 +96,7 @@ async function withSession(
   body: (client: BenchClient) => Promise<{ metrics: Metrics; window: Window }>,
   options?: ThisOptions,
 ) {
-  const client = createClient(ctx.kind, endpointUrl(ctx.base, ctx.mode), ctx.mode, options);
+  const client = createClient(ctx.kind, endpointUrl(ctx.base, ctx.mode), ctx.mode, options, ctx.variant);
   await client.connect();
   try {
     const { metrics, window } = await body(client);
@@ -134,8 +136,8 @@ function sequentialOf(ctx: ScenarioContext, text: string, budget: Budget, option
 }
 
 /** `concurrency` calls in flight on one session: calls/s and client CPU per call. */
-function inflight(ctx: ScenarioContext): Promise<ScenarioResult> {
-  const { count, seconds, concurrency } = ctx.counts.inflight;
+function inflight(ctx: ScenarioContext, concurrency = ctx.counts.inflight.concurrency): Promise<ScenarioResult> {
+  const { count, seconds } = ctx.counts.inflight;
   return withSession(ctx, async (client) => {
     await Promise.all(Array.from({ length: concurrency }, () => echo(client, 'warm')));
     let done = 0;
@@ -158,7 +160,7 @@ function inflight(ctx: ScenarioContext): Promise<ScenarioResult> {
  * `perRun` notifications per run: progress on the POST's event stream (`progress`), or logging
  * notifications on the standalone GET stream (list_changed on a listen stream, modern) (`log`).
  */
-function notifications(ctx: ScenarioContext, stream: 'progress' | 'log'): Promise<ScenarioResult> {
+function notifications(ctx: ScenarioContext, stream: 'progress' | 'log', burst = false): Promise<ScenarioResult> {
   const { perRun, runs, seconds } = ctx.counts.notifications;
   return withSession(ctx, async (client) => {
     if (stream === 'log') await streamReady(client, ctx);
@@ -172,7 +174,9 @@ function notifications(ctx: ScenarioContext, stream: 'progress' | 'log'): Promis
     const run = async (n: number) => {
       expected = received + n;
       const all = new Promise<void>((resolve) => (arrived = resolve));
-      await (stream === 'progress' ? client.call('progress', { steps: n }, note) : client.call('notify', { count: n }));
+      await (stream === 'progress'
+        ? client.call('progress', { steps: n }, note)
+        : client.call('notify', burst ? { count: n, burst } : { count: n }));
       let timer: NodeJS.Timeout | undefined;
       if (received < expected) await Promise.race([all, new Promise((resolve) => (timer = setTimeout(resolve, 5_000)))]);
       clearTimeout(timer);
@@ -196,7 +200,7 @@ async function cycles(ctx: ScenarioContext): Promise<ScenarioResult> {
   const cycle = async () => {
     const client = createClient(ctx.kind, endpointUrl(ctx.base, ctx.mode), ctx.mode);
     await client.connect();
-    if (ctx.mode === 'modern') await echo(client, 'hi');
+    if (isModern(ctx.mode)) await echo(client, 'hi');
     await client.close();
     for (const error of client.errors) if (errors.length < 5) errors.push(error.message);
   };
@@ -261,12 +265,43 @@ async function telemetry(ctx: ScenarioContext): Promise<ScenarioResult> {
   return { metrics, errors, serverCpuUs: Number.NaN, connections: Number.NaN };
 }
 
+/** S8: one SSE event of 16 MiB (a `big` answer on /sse), read whole, sequentially: ms and client CPU per event. */
+function event16m(ctx: ScenarioContext): Promise<ScenarioResult> {
+  const bytes = 16 * 1024 * 1024;
+  const { count, seconds } = ctx.counts.event16m;
+  const options = { maxMessageBytes: bytes + 1024 * 1024 }; // the event is the 16 MiB text and its JSON-RPC frame
+  return withSession(
+    ctx,
+    async (client) => {
+      const times: number[] = [];
+      const big = async () => {
+        const t = performance.now();
+        const result = (await client.call('big', { bytes })) as { content?: { text?: string }[] } | undefined;
+        if (result?.content?.[0]?.text?.length !== bytes) throw new Error('big: the text came back short');
+        times.push(performance.now() - t);
+      };
+      await big();
+      times.length = 0;
+      const deadline = performance.now() + seconds * 1000;
+      const window = await measured(ctx.base, async () => {
+        while (times.length < count && performance.now() < deadline) await big();
+      });
+      return { window, metrics: { msPerEvent: median(times), cpuMsPerEvent: window.cpuUs / 1000 / times.length, events: times.length } };
+    },
+    options,
+  );
+}
+
 /** The scenarios a client runs in its own process (`bench/scenarios.ts client`), by id. */
 export const clientScenarios = {
   sequential: (ctx: ScenarioContext) => sequentialOf(ctx, 'hello', ctx.counts.sequential),
-  inflight,
+  inflight: (ctx: ScenarioContext) => inflight(ctx),
+  'inflight-256': (ctx: ScenarioContext) => inflight(ctx, 256),
   progress: (ctx: ScenarioContext) => notifications(ctx, 'progress'),
   log: (ctx: ScenarioContext) => notifications(ctx, 'log'),
+  'log-alone': (ctx: ScenarioContext) => notifications({ ...ctx, variant: 'alone' }, 'log'),
+  'log-burst': (ctx: ScenarioContext) => notifications(ctx, 'log', true),
+  'event-16m': (ctx: ScenarioContext) => event16m({ ...ctx, variant: 'alone' }),
   cycles,
   telemetry,
   'payload-1m': (ctx: ScenarioContext) => {

@@ -3,12 +3,15 @@
  * on stdout is `{"port": N}`; it ends on SIGTERM/SIGINT or when its stdin closes (the parent died).
  *   /json, /sse   the 1.x SDK's real McpServer + StreamableHTTPServerTransport, stateful; /json with
  *                 enableJsonResponse, /sse answering POSTs with event streams
- *   /modern       the 2.x SDK's createMcpHandler (2026-07-28 only), over node:http as test/support/v2-server.ts
+ *   /modern       the 2.x SDK's createMcpHandler (2026-07-28 only, responseMode 'auto': echo answers in
+ *                 JSON), over node:http as test/support/v2-server.ts; /modern-sse the same, responseMode 'sse'
  *   GET /stats    sessions and open GET (modern: listen) streams per endpoint, server CPU, connections
  *   POST /reset   closes every session (between scenarios; the count is reported as a leak)
  * Tools: `echo {text}`; `progress {steps}`: progress notifications on the POST's stream, then the
  * result; `notify {count}`: logging notifications on the session's standalone GET stream, outside any
- * request (modern: `handler.notify.toolsChanged()` to every listen stream), then the result.
+ * request (modern: `handler.notify.toolsChanged()` to every listen stream), then the result;
+ * `notify {count, burst: true}`: the same with `server.notification()` not awaited (issue 32's anomaly);
+ * `big {bytes}`: a text of `bytes` characters (S8: one event of that size on /sse).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -28,7 +31,7 @@ type Endpoint = { mode: Mode; sessions: Map<string, Session> };
 /** `openGets`: standalone GET streams whose 200 headers were written and still open (modern, sessionless: listen streams). */
 export type EndpointStats = { sessions: number; openGets: number };
 /** `cpu`: the server's `process.cpuUsage()`, µs; `connections`: TCP connections accepted; `get` (with `?session=ID`): whether it has a GET stream open. */
-export type ServerStats = Record<Mode | 'modern', EndpointStats> & {
+export type ServerStats = Record<Mode | 'modern' | 'modern-sse', EndpointStats> & {
   cpu: { user: number; system: number };
   connections: number;
   get?: boolean;
@@ -49,15 +52,22 @@ function buildServer(): McpServer {
     }
     return { content: [{ type: 'text', text: `done ${steps}` }] };
   });
-  mcp.registerTool('notify', { inputSchema: { count: z.number().int() } }, async ({ count }, extra) => {
+  mcp.registerTool('big', { inputSchema: { bytes: z.number().int() } }, ({ bytes }) => ({
+    content: [{ type: 'text', text: 'x'.repeat(bytes) }],
+  }));
+  const notifyArgs = { count: z.number().int(), burst: z.boolean().optional() };
+  mcp.registerTool('notify', { inputSchema: notifyArgs }, async ({ count, burst }, extra) => {
     // No relatedRequestId: the server transport writes these to the standalone GET stream.
-    for (let i = 0; i < count; i++) await mcp.server.sendLoggingMessage({ level: 'info', data: { i } }, extra.sessionId);
+    const note = (i: number) => ({ method: 'notifications/message' as const, params: { level: 'info' as const, data: { i } } });
+    for (let i = 0; i < count && burst === true; i++) void mcp.server.notification(note(i));
+    for (let i = 0; i < count && burst !== true; i++) await mcp.server.sendLoggingMessage({ level: 'info', data: { i } }, extra.sessionId);
     return { content: [{ type: 'text', text: `sent ${count}` }] };
   });
   return mcp;
 }
 
-function buildServerV2(): McpServerV2 {
+type Handler = ReturnType<typeof createMcpHandler>;
+function buildServerV2(handler: () => Handler): McpServerV2 {
   const mcp = new McpServerV2({ name: 'bench-server', version: '2.0.0' }, { capabilities: { tools: { listChanged: true } } });
   mcp.registerTool('echo', { inputSchema: z.object({ text: z.string() }) }, ({ text }) => ({ content: [{ type: 'text', text }] }));
   mcp.registerTool('progress', { inputSchema: z.object({ steps: z.number().int() }) }, async ({ steps }, ctx) => {
@@ -68,17 +78,21 @@ function buildServerV2(): McpServerV2 {
     return { content: [{ type: 'text', text: `done ${steps}` }] };
   });
   mcp.registerTool('notify', { inputSchema: z.object({ count: z.number().int() }) }, ({ count }) => {
-    for (let i = 0; i < count; i++) handler.notify.toolsChanged();
+    for (let i = 0; i < count; i++) handler().notify.toolsChanged();
     return { content: [{ type: 'text', text: `sent ${count}` }] };
   });
   return mcp;
 }
 
-const handler = createMcpHandler(() => buildServerV2(), { legacy: 'reject' });
+const handlers: Record<'auto' | 'sse', Handler> = {
+  // 5,000 held listen subscriptions: above the handler's default limit.
+  auto: createMcpHandler(() => buildServerV2(() => handlers.auto), { legacy: 'reject', maxSubscriptions: 20_000 }),
+  sse: createMcpHandler(() => buildServerV2(() => handlers.sse), { legacy: 'reject', responseMode: 'sse' }),
+};
 const listens = new Set<ServerResponse>();
 
 /** The request as a WHATWG Request to the 2.x handler, its Response streamed back. */
-async function handleModern(req: IncomingMessage, res: ServerResponse, bytes: Buffer): Promise<void> {
+async function handleModern(handler: Handler, req: IncomingMessage, res: ServerResponse, bytes: Buffer): Promise<void> {
   const controller = new AbortController();
   res.on('close', () => {
     controller.abort();
@@ -171,8 +185,8 @@ async function handleMcp(endpoint: Endpoint, req: IncomingMessage, res: ServerRe
 const http = createServer((req, res) => {
   const url = new URL(req.url ?? '/', 'http://127.0.0.1');
   const work = async () => {
-    if (url.pathname === '/modern') {
-      await handleModern(req, res, await readBytes(req));
+    if (url.pathname === '/modern' || url.pathname === '/modern-sse') {
+      await handleModern(handlers[url.pathname === '/modern' ? 'auto' : 'sse'], req, res, await readBytes(req));
     } else if (url.pathname === '/json' || url.pathname === '/sse') {
       await handleMcp(endpoints[url.pathname === '/json' ? 'json' : 'sse'], req, res);
     } else if (url.pathname === '/stats' && req.method === 'GET') {
@@ -180,6 +194,7 @@ const http = createServer((req, res) => {
         json: endpointStats(endpoints.json),
         sse: endpointStats(endpoints.sse),
         modern: { sessions: 0, openGets: listens.size },
+        'modern-sse': { sessions: 0, openGets: listens.size },
         cpu: process.cpuUsage(),
         connections,
       };
