@@ -228,6 +228,20 @@ export function statusOf(error: unknown): number | undefined {
   return error instanceof Error && 'status' in error && typeof error.status === 'number' ? error.status : undefined;
 }
 
+/**
+ * W6: the error says the server (or the way to it) is failing, not the call: a 5xx or 429 answer,
+ * the network before any status, a body that broke mid-answer, or a stream that broke (not one the
+ * server ended cleanly, nor one ended for breaking the protocol). 4xx answers and refusals are the
+ * call's own business.
+ */
+export function isServerTrouble(error: unknown): boolean {
+  if (error instanceof StreamableHTTPError) {
+    const status = error.status;
+    return status === undefined || status < 400 || status === 429 || status >= 500;
+  }
+  return error instanceof StreamEndedError && error.cause instanceof Error && !(error.cause instanceof ProtocolError);
+}
+
 /** True for an error raised because the server answered 404 to a request carrying a session. */
 export function isSessionMissing(error: unknown): boolean {
   return error instanceof StreamableHTTPError && error.sessionMissing;

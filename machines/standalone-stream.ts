@@ -41,7 +41,11 @@ export type StandaloneCommand = { type: 'windDown' };
 export type StandaloneStreamReport =
   | { type: 'standalone.sessionMissing'; error: Error }
   | { type: 'standalone.degraded'; error: Error }
-  | { type: 'standalone.unauthorized'; error: Error };
+  | { type: 'standalone.unauthorized'; error: Error }
+  /** W6: the stream waits to reconnect (`error`: why it ended or could not open; undefined for a clean end). */
+  | { type: 'standalone.waiting'; error: Error | undefined }
+  /** W6: the stream is open (again). */
+  | { type: 'standalone.listening' };
 
 export interface StandaloneStreamContext extends StandaloneStreamInput, WaitContext {
   stream: OpenStream | undefined;
@@ -125,6 +129,9 @@ const standaloneStreamSetup = setup({
       type: 'standalone.unauthorized',
       error: toError(params.error),
     })),
+    /** W6: the connection chart hears each wait and each open, to say whether the server is failing. */
+    reportWaiting: sendParent(({ context }): StandaloneStreamReport => ({ type: 'standalone.waiting', error: context.lastError })),
+    reportListening: sendParent((): StandaloneStreamReport => ({ type: 'standalone.listening' })),
     checkIdle: sendTo('reader', { type: 'idle.check' }),
     countAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
     adoptStream: assign((_, params: { result: GetResult }) =>
@@ -206,6 +213,7 @@ export const standaloneStreamMachine = standaloneStreamSetup.createMachine({
       },
     },
     listening: {
+      entry: 'reportListening',
       invoke: {
         id: 'reader',
         src: 'readStream',
@@ -252,6 +260,7 @@ export const standaloneStreamMachine = standaloneStreamSetup.createMachine({
     },
     /** Chooses between ordinary backoff and waiting at the ceiling once the budget is spent (G5). */
     retrying: {
+      entry: 'reportWaiting',
       always: [{ guard: 'withinBudget', target: 'backoff' }, { target: 'degraded' }],
     },
     backoff: waitStates('reconnectDelay', '#standaloneStream.opening', nextReconnectDelay),

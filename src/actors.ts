@@ -200,7 +200,11 @@ export const ioActors = {
       (event) => {
         sendBack(event);
       },
-      () => root.getSnapshot().hasTag('dataPlane'),
+      // W6: while the chart says `degraded`, a happy answer goes to the chart too: the first one ends it.
+      () => {
+        const snapshot = root.getSnapshot();
+        return snapshot.hasTag('dataPlane') && !snapshot.hasTag('degraded');
+      },
     );
     io.plane = plane;
     receive((command) => {

@@ -46,7 +46,10 @@ export class DataPlane {
     /** O1: the transport's telemetry, if it has one: each call's POST is a child span of its span. */
     private readonly telemetry: Telemetry | undefined,
     private readonly report: (event: DataPlaneEvent) => void,
-    /** Whether the chart still takes direct calls (its `dataPlane` tag); read when a call ends. */
+    /**
+     * Whether the chart takes a happy answer unheard (its `dataPlane` tag, and not `degraded`,
+     * W6); read when a call ends.
+     */
     private readonly open: () => boolean,
   ) {}
 
@@ -207,8 +210,9 @@ export class DataPlane {
 
   /**
    * The happy answer goes straight to the sink, unless the chart must hear of it: another session
-   * ID than the one sent (H7), or an answer arriving after the chart stopped taking direct calls
-   * (a session re-established meanwhile counts it as progress, F3), exactly as a POST child's.
+   * ID than the one sent (H7), an answer arriving after the chart stopped taking direct calls
+   * (a session re-established meanwhile counts it as progress, F3), or the first answer after the
+   * server was failing (W6, it ends `degraded`), exactly as a POST child's.
    */
   private answer(call: DirectCall, response: JSONRPCResponse | undefined, sessionId: string | undefined): void {
     if ((sessionId === undefined || sessionId === call.sessionId) && this.open()) {
@@ -225,5 +229,7 @@ export class DataPlane {
       response,
       sessionId,
     });
+    // E2: answered, the call's stream has ended, heard by the chart or not.
+    call.ticket.ended?.();
   }
 }

@@ -8,7 +8,7 @@ export { StreamableHTTPClientTransport, type SendOptions } from './transport.js'
 export type { SdkAuthFunctions, SdkAuthOption, StreamableHTTPClientTransportOptions } from './options.js';
 export { parseSavedState, type SavedTransportState } from './saved-state.js';
 export { manualNetwork, type NetworkSignal } from './network.js';
-export { connectionEra, connectionStatus, nextRetry, type ConnectionStatus, type NextRetry } from './ui.js';
+export { connectionEra, connectionStatus, degradedReason, nextRetry, type ConnectionStatus, type NextRetry } from './ui.js';
 export type { FetchLike, TokenSource } from './http/client.js';
 export * from './errors.js';
 export { connectionMachine, type ConnectionMachine, type ConnectionEmitted, type Era } from '../machines/connection/index.js';

@@ -1,13 +1,15 @@
 /**
- * W4: `mcp-xstate-transport/testing`. Puts a real transport (the real chart, the real HTTP and SSE
- * code) into any state of its chart without a network, for an app's own tests: its `fetch` is a
- * scripted in-memory MCP server, and its network signal is driven by hand.
+ * W4, W7: `mcp-xstate-transport/testing`. Puts a real transport (the real chart, the real HTTP and
+ * SSE code) into any state of its chart without a network, in either protocol era, for an app's
+ * own tests: its `fetch` is a scripted in-memory MCP server, and its network signal is driven by
+ * hand. W8: the chart's own paths, to walk a UI through every state (`chartPaths`, `walkPath`).
  *
  *   const { transport } = await transportIn('reconnecting');
  *   render(<Badge transport={transport} />); // shows "reconnecting"
  */
-import type { SnapshotFrom } from 'xstate';
+import { waitFor, type SnapshotFrom } from 'xstate';
 import type { ConnectionMachine } from '../machines/connection/index.js';
+import { DISCOVER, FIRST_MODERN_VERSION, LISTEN, PROTOCOL_VERSION_META_KEY } from '../machines/connection/messages.js';
 import type { JSONRPCMessage, JSONRPCRequest } from '../machines/types.js';
 import { StreamableHTTPClientTransport } from './transport.js';
 import type { StreamableHTTPClientTransportOptions } from './options.js';
@@ -18,8 +20,14 @@ export { manualNetwork } from './network.js';
 
 const protocolVersion = '2025-11-25';
 
-/** A request the in-memory server keeps unanswered until its signal aborts. */
-export type Held = 'initialize' | 'get' | 'discovery';
+/** W7: the key under which a 2026-07-28 notification names the `subscriptions/listen` it belongs to. */
+const SUBSCRIPTION_ID_META_KEY = 'io.modelcontextprotocol/subscriptionId';
+
+/**
+ * A request the in-memory server keeps unanswered until its signal aborts: `initialize`, the
+ * standalone `get`, the OAuth `discovery`, or (W7) the 2026-07-28 era probe `server/discover`.
+ */
+export type Held = 'initialize' | 'get' | 'discovery' | 'discover';
 
 /** What the in-memory server saw, in order. */
 export interface SeenRequest {
@@ -48,18 +56,37 @@ function headerOf(init: RequestInit | undefined, name: string): string | undefin
   return new Headers(init?.headers).get(name) ?? undefined;
 }
 
+/** The protocol version a 2026-07-28 request names in its `_meta` envelope (E3), if it has one. */
+function envelopeOf(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null || !('params' in body)) return undefined;
+  const params: unknown = body.params;
+  const meta: unknown = typeof params === 'object' && params !== null && '_meta' in params ? params._meta : undefined;
+  const version: unknown =
+    typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)[PROTOCOL_VERSION_META_KEY] : undefined;
+  return typeof version === 'string' ? version : undefined;
+}
+
+/** What a 2026-07-28 result carries beside its own fields. */
+const modernResult = { resultType: 'complete', ttlMs: 0, cacheScope: 'private' } as const;
+
 /**
- * A small MCP server in memory, speaking Streamable HTTP through a `fetch` function: initialize
- * (with a session ID), notifications (202), `ping` and `tools/list`, the standalone GET stream, DELETE.
- * Knobs make it hold or refuse requests, forget its sessions, or ask for authorization.
+ * A small MCP server in memory, speaking Streamable HTTP through a `fetch` function, in both eras.
+ * 2025-11-25: initialize (with a session ID), notifications (202), `ping` and `tools/list`, the
+ * standalone GET stream, DELETE. W7, 2026-07-28 (any request whose `_meta` names the version):
+ * `server/discover`, `ping` and `tools/list` without a session, and `subscriptions/listen` streams
+ * that `toolsChanged()` and `notify()` reach. Knobs make it hold or refuse requests, forget its
+ * sessions, ask for authorization, or fail everything for a while (`outage`).
  */
 export class InMemoryMcpServer {
   readonly requests: SeenRequest[] = [];
   private readonly sessions = new Set<string>();
   private readonly streams = new Map<string, ReadableStreamDefaultController<Uint8Array>>();
+  /** W7: the open `subscriptions/listen` streams, by the listen request's id. */
+  private readonly listens = new Map<string, ReadableStreamDefaultController<Uint8Array>>();
   private readonly held = new Set<Held>();
   private initializeStatus: number | undefined;
   private networkError: Error | undefined;
+  private failing: number | Error | undefined;
   private authorization = false;
   private nextSession = 1;
   private nextEvent = 1;
@@ -93,11 +120,37 @@ export class InMemoryMcpServer {
     return this;
   }
 
-  /** Ends every open standalone stream (as a proxy's timeout would): the transport waits, then reconnects (G4). */
+  /** Ends every open standalone and listen stream (as a proxy's timeout would): the transport waits, then reconnects (G4). */
   endStreams(): this {
-    for (const stream of this.streams.values()) stream.close();
+    for (const stream of [...this.streams.values(), ...this.listens.values()]) stream.close();
     this.streams.clear();
+    this.listens.clear();
     return this;
+  }
+
+  /**
+   * W6: an outage. Every request to the endpoint, in either era, is answered with this HTTP status
+   * (503 by default), or fails as the network would given an Error, until `restore()`; the open
+   * streams break. The sessions live on behind it.
+   */
+  outage(failure: number | Error = 503): this {
+    this.failing = failure;
+    const broken = new Error('in-memory server: outage');
+    for (const stream of [...this.streams.values(), ...this.listens.values()]) stream.error(broken);
+    this.streams.clear();
+    this.listens.clear();
+    return this;
+  }
+
+  /** The outage is over: requests are answered again. */
+  restore(): this {
+    this.failing = undefined;
+    return this;
+  }
+
+  /** W7: `notifications/tools/list_changed` on every open standalone stream and every listen stream. */
+  toolsChanged(): void {
+    this.notify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
   }
 
   /** Requests without an Authorization header are answered 401; the OAuth discovery that follows is held. */
@@ -106,10 +159,19 @@ export class InMemoryMcpServer {
     return this.hold('discovery');
   }
 
-  /** Sends a message on every open standalone stream, with an event id. */
+  /**
+   * Sends a message on every open standalone stream, with an event id, and (W7) a notification on
+   * every listen stream, naming its subscription in `_meta`.
+   */
   notify(message: JSONRPCMessage): void {
     const bytes = new TextEncoder().encode(`id: e${this.nextEvent++}\ndata: ${JSON.stringify(message)}\n\n`);
     for (const stream of this.streams.values()) stream.enqueue(bytes);
+    if (!('method' in message) || 'id' in message) return;
+    for (const [id, stream] of this.listens) {
+      const meta: unknown = message.params?._meta;
+      const params = { ...message.params, _meta: { ...(typeof meta === 'object' ? meta : {}), [SUBSCRIPTION_ID_META_KEY]: id } };
+      stream.enqueue(new TextEncoder().encode(`data: ${JSON.stringify({ ...message, params })}\n\n`));
+    }
   }
 
   private answer(url: URL, init: RequestInit | undefined): Promise<Response> | Response {
@@ -130,6 +192,10 @@ export class InMemoryMcpServer {
         },
       );
     }
+    if (this.failing !== undefined) {
+      return typeof this.failing === 'number' ? json(this.failing, { error: 'unavailable' }) : Promise.reject(this.failing);
+    }
+    if (method === 'POST' && envelopeOf(body) !== undefined) return this.modern(body as JSONRPCRequest, init);
     const session = headerOf(init, 'mcp-session-id');
     if (method === 'POST' && rpc === 'initialize') return this.initialize(body as JSONRPCRequest, init);
     if (session === undefined || !this.sessions.has(session)) {
@@ -161,6 +227,54 @@ export class InMemoryMcpServer {
     return json(200, { jsonrpc: '2.0', id: request.id, result }, { 'mcp-session-id': session });
   }
 
+  /** W7: a 2026-07-28 request: sessionless, every answer on its own POST. */
+  private modern(request: JSONRPCRequest, init: RequestInit | undefined): Promise<Response> | Response {
+    const id = request.id;
+    if (request.method === DISCOVER) {
+      if (this.held.has('discover')) return heldUntilAborted(init?.signal);
+      const result = {
+        supportedVersions: [FIRST_MODERN_VERSION],
+        capabilities: { tools: { listChanged: true } },
+        ...modernResult,
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'in-memory', version: '1.0.0' } },
+      };
+      return json(200, { jsonrpc: '2.0', id, result });
+    }
+    if (request.method === LISTEN) return this.openListen(request, init?.signal);
+    if (request.method === 'ping') return json(200, { jsonrpc: '2.0', id, result: { ...modernResult } });
+    if (request.method === 'tools/list') return json(200, { jsonrpc: '2.0', id, result: { tools: [], ...modernResult } });
+    return json(200, { jsonrpc: '2.0', id, error: { code: -32601, message: `Method not found: ${request.method}` } });
+  }
+
+  /** W7: a `subscriptions/listen` stream: acknowledged at once, then open until the client or the server ends it. */
+  private openListen(request: JSONRPCRequest, signal: AbortSignal | null | undefined): Response {
+    const key = String(request.id);
+    const notifications: unknown = request.params?.notifications;
+    const acknowledged = {
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: notifications ?? {}, _meta: { [SUBSCRIPTION_ID_META_KEY]: key } },
+    };
+    const body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.listens.set(key, controller);
+        controller.enqueue(new TextEncoder().encode(`data: ${JSON.stringify(acknowledged)}\n\n`));
+        signal?.addEventListener(
+          'abort',
+          () => {
+            if (this.listens.get(key) === controller) this.listens.delete(key);
+            controller.error(signal.reason);
+          },
+          { once: true },
+        );
+      },
+      cancel: () => {
+        if (this.listens.get(key) !== undefined) this.listens.delete(key);
+      },
+    });
+    return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+  }
+
   private openStream(session: string, signal: AbortSignal | null | undefined): Response {
     const body = new ReadableStream<Uint8Array>({
       start: (controller) => {
@@ -184,20 +298,33 @@ export class InMemoryMcpServer {
 }
 
 /** The states `transportIn` can put a transport in: one per tag of the chart, and idle. */
-export type TestState = 'idle' | 'connecting' | 'connected' | 'offline' | 'reconnecting' | 'authorizing' | 'failed' | 'closed';
+export type TestState = 'idle' | 'connecting' | 'connected' | 'degraded' | 'offline' | 'reconnecting' | 'authorizing' | 'failed' | 'closed';
+
+/**
+ * E1, W7: the protocol era of a test transport: `streamable` (2025-11-25, sessions; the default) or
+ * `modern` (2026-07-28, sessionless: the handshake is the `server/discover` probe).
+ */
+export type TestEra = 'streamable' | 'modern';
+
+/** W7: the states of the 2026-07-28 era; `reconnecting` (session recovery) and `failed` belong to the 2025 one. */
+export const modernTestStates = ['idle', 'connecting', 'connected', 'degraded', 'offline', 'authorizing', 'closed'] as const;
 
 export interface TransportInOptions {
   /** Further options for the transport (`fetch` and `network` are the test's own). */
   transport?: Omit<StreamableHTTPClientTransportOptions, 'fetch' | 'network'>;
+  /** W7: the protocol era (default `streamable`, 2025-11-25). */
+  era?: TestEra;
   /**
    * `failed`: how it fails. An HTTP status refuses initialize with it (StreamableHTTPError with
    * that status); an Error fails initialize as the network would (its cause); 'session-expired'
    * forgets the session under `sessionRecovery: 'fail'` (SessionExpiredError). Default 500.
+   * `degraded`: the outage's HTTP status, or an Error for a network failure. Default 503.
    */
   failure?: number | Error | 'session-expired';
   /**
    * Does the handshake: by default the helper sends initialize and notifications/initialized
-   * itself; pass `(transport) => client.connect(transport)` to let an SDK Client do it.
+   * itself (2026-07-28: the `server/discover` probe, then `setProtocolVersion`); pass
+   * `(transport) => client.connect(transport)` to let an SDK Client do it.
    */
   connect?: (transport: StreamableHTTPClientTransport) => Promise<void>;
   /** Longest wait for the state, in ms. Default 2,000. */
@@ -209,14 +336,37 @@ export interface TestTransport {
   server: InMemoryMcpServer;
   /** The transport's network signal: `network.setOnline(false)` goes offline (W2). */
   network: NetworkSignal & { setOnline(online: boolean): void };
+  /** The era it speaks. */
+  era: TestEra;
 }
+
+const clientInfo = { name: 'mcp-xstate-transport-testing', version: '1.0.0' };
 
 const initializeRequest: JSONRPCRequest = {
   jsonrpc: '2.0',
   id: 0,
   method: 'initialize',
-  params: { protocolVersion, capabilities: {}, clientInfo: { name: 'mcp-xstate-transport-testing', version: '1.0.0' } },
+  params: { protocolVersion, capabilities: {}, clientInfo },
 };
+
+/** W7: the `_meta` envelope every 2026-07-28 request carries (E3). */
+function envelope(): Record<string, unknown> {
+  return {
+    [PROTOCOL_VERSION_META_KEY]: FIRST_MODERN_VERSION,
+    'io.modelcontextprotocol/clientInfo': clientInfo,
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+}
+
+/** A request as the given era writes it: 2026-07-28 requests carry the envelope. */
+export function testRequest(era: TestEra, id: string | number, method: string, params: Record<string, unknown> = {}): JSONRPCRequest {
+  return { jsonrpc: '2.0', id, method, params: era === 'modern' ? { ...params, _meta: envelope() } : params };
+}
+
+/** W7: a `subscriptions/listen` request for tools/list_changed (2026-07-28): its stream stays open. */
+export function listenRequest(id: string | number = 'testing-listen'): JSONRPCRequest {
+  return testRequest('modern', id, LISTEN, { notifications: { toolsListChanged: true } });
+}
 
 /** An OAuth client with no tokens: each request meets a 401 and authorization begins (A1). */
 const tokenlessProvider = {
@@ -232,50 +382,72 @@ const tokenlessProvider = {
 };
 
 /**
- * Waits (bounded) until `check` holds. Polled, not subscribed: the streams are child actors, whose
- * changes do not show as changes of the root snapshot.
+ * Waits (bounded) until `check` holds, with xstate's `waitFor` on the transport's actor. The
+ * streams are child actors, but each of the standalone stream's opens and waits reaches the
+ * chart (W6), so the root snapshot changes when they do.
  */
 async function settled(
   transport: StreamableHTTPClientTransport,
   check: (snapshot: SnapshotFrom<ConnectionMachine>) => boolean,
   timeout: number,
-  state: TestState,
+  state: string,
 ): Promise<void> {
-  const deadline = Date.now() + timeout;
-  while (!check(transport.actor.getSnapshot())) {
-    if (Date.now() > deadline) {
-      throw new Error(
-        `transportIn('${state}'): not there within ${timeout} ms; the chart is in ${JSON.stringify(transport.actor.getSnapshot().value)}`,
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 2));
+  try {
+    await waitFor(transport.actor, check, { timeout });
+  } catch (error) {
+    throw new Error(
+      `transportIn('${state}'): not there within ${timeout} ms; the chart is in ${JSON.stringify(transport.actor.getSnapshot().value)}`,
+      { cause: error },
+    );
   }
+}
+
+/** Sends `request` and resolves with its answer (whatever it is). */
+async function ask(transport: StreamableHTTPClientTransport, request: JSONRPCRequest): Promise<JSONRPCMessage> {
+  const answered = new Promise<JSONRPCMessage>((resolve) => {
+    const previous = transport.onmessage;
+    transport.onmessage = (message) => {
+      previous?.(message);
+      if ('id' in message && message.id === request.id && !('method' in message)) {
+        transport.onmessage = previous;
+        resolve(message);
+      }
+    };
+  });
+  await transport.send(request);
+  return answered;
 }
 
 /** The default handshake: initialize, then notifications/initialized once its result arrived. */
 async function handshake(transport: StreamableHTTPClientTransport): Promise<void> {
-  const answered = new Promise<void>((resolve) => {
-    const previous = transport.onmessage;
-    transport.onmessage = (message) => {
-      previous?.(message);
-      if ('id' in message && message.id === initializeRequest.id && !('method' in message)) resolve();
-    };
-  });
   await transport.start();
-  await transport.send(initializeRequest);
-  await answered;
+  await ask(transport, initializeRequest);
   await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 }
 
+/** W7, E1: the 2026-07-28 handshake, as the v2 Client does it: the `server/discover` probe, then the version. */
+async function modernHandshake(transport: StreamableHTTPClientTransport): Promise<void> {
+  await transport.start();
+  await ask(transport, testRequest('modern', 'testing-discover', DISCOVER));
+  transport.setProtocolVersion(FIRST_MODERN_VERSION);
+}
+
 /**
- * W4: a real transport in the given state, over an in-memory server (no network). The states
- * are the chart's, as its tags name them; `failed` takes the failure to fail with. Close the
- * transport at the end of the test.
+ * W4, W7: a real transport in the given state, over an in-memory server (no network), in either
+ * era. The states are the chart's, as its tags name them; `failed` and `degraded` take the failure
+ * to fail with. Close the transport at the end of the test.
  */
 export async function transportIn(state: TestState, options: TransportInOptions = {}): Promise<TestTransport> {
+  const era = options.era ?? 'streamable';
+  if (era === 'modern' && !(modernTestStates as readonly TestState[]).includes(state)) {
+    throw new TypeError(
+      `transportIn('${state}', { era: 'modern' }): the 2026-07-28 era has no such state (no sessions to recover or expire); ` +
+        `its states: ${modernTestStates.join(', ')}`,
+    );
+  }
   const server = new InMemoryMcpServer();
   const network = manualNetwork(true);
-  const failure = options.failure ?? 500;
+  const failure = options.failure ?? (state === 'degraded' ? 503 : 500);
   const transport = new StreamableHTTPClientTransport(server.url, {
     ...(state === 'authorizing' ? { authProvider: tokenlessProvider } : {}),
     ...(state === 'failed' ? { legacyFallback: false } : {}),
@@ -286,31 +458,37 @@ export async function transportIn(state: TestState, options: TransportInOptions 
   });
   const until = (check: (snapshot: SnapshotFrom<ConnectionMachine>) => boolean) =>
     settled(transport, check, options.timeout ?? 2_000, state);
-  const connect = options.connect ?? handshake;
+  const connect = options.connect ?? (era === 'modern' ? modernHandshake : handshake);
   const connected = async () => {
     await connect(transport);
-    // Settled: the session is open and the standalone stream listens (or is off).
+    // Settled: the connection is open and the standalone stream listens (or is off; none in 2026-07-28).
     await until(
       (snapshot) =>
         snapshot.hasTag('connected') &&
-        (snapshot.children.standalone === undefined || snapshot.children.standalone.getSnapshot().matches('listening')),
+        (era === 'modern' || snapshot.children.standalone === undefined || snapshot.children.standalone.getSnapshot().matches('listening')),
     );
   };
   /** A request whose outcome the test does not wait for (it is refused or queued by design). */
   const ping = () => {
-    transport.send({ jsonrpc: '2.0', id: 'testing-ping', method: 'ping' }).catch(() => undefined);
+    transport.send(testRequest(era, 'testing-ping', 'ping')).catch(() => undefined);
   };
 
   switch (state) {
     case 'idle':
       break;
     case 'connecting':
-      server.hold('initialize');
+      server.hold(era === 'modern' ? 'discover' : 'initialize');
       void connect(transport).catch(() => undefined);
       await until((snapshot) => snapshot.hasTag('connecting'));
       break;
     case 'connected':
       await connected();
+      break;
+    case 'degraded':
+      await connected();
+      server.outage(failure === 'session-expired' ? 503 : failure);
+      ping();
+      await until((snapshot) => snapshot.hasTag('degraded'));
       break;
     case 'offline':
       await connected();
@@ -344,5 +522,5 @@ export async function transportIn(state: TestState, options: TransportInOptions 
       await transport.close();
       break;
   }
-  return { transport, server, network };
+  return { transport, server, network, era };
 }

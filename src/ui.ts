@@ -4,14 +4,37 @@ import type { PlannedWait } from '../machines/backoff.js';
 
 /** What a connection badge says, from the chart's tags; `idle` before start(). */
 export type ConnectionStatus =
-  'idle' | 'connecting' | 'connected' | 'offline' | 'reconnecting' | 'authorizing' | 'closing' | 'closed' | 'failed';
+  'idle' | 'connecting' | 'connected' | 'degraded' | 'offline' | 'reconnecting' | 'authorizing' | 'closing' | 'closed' | 'failed';
 
-/** The tags in the order a badge prefers them: `offline` comes with `connected` (the session lives on) and wins. */
-const byPriority = ['failed', 'closed', 'closing', 'authorizing', 'offline', 'reconnecting', 'connecting', 'connected'] as const;
+/**
+ * The tags in the order a badge prefers them: `offline` and `degraded` come with `connected` (the
+ * session lives on) and win; offline wins over degraded (the network, not the server, is gone).
+ */
+const byPriority = [
+  'failed',
+  'closed',
+  'closing',
+  'authorizing',
+  'offline',
+  'reconnecting',
+  'degraded',
+  'connecting',
+  'connected',
+] as const;
 
-/** U3, W2: the one word a badge shows for a snapshot of `transport.actor` (its era: `connectionEra`). */
+/** U3, W2, W6: the one word a badge shows for a snapshot of `transport.actor` (its era: `connectionEra`). */
 export function connectionStatus(snapshot: SnapshotFrom<ConnectionMachine>): ConnectionStatus {
   return byPriority.find((tag) => snapshot.hasTag(tag)) ?? 'idle';
+}
+
+/**
+ * W6: why the status is `degraded` (the latest failure, as its error says it: "POST: HTTP 503
+ * Service Unavailable", "GET failed before any response: ECONNREFUSED"), or undefined when it is
+ * not. With `nextRetry` it is the line under an amber badge.
+ */
+export function degradedReason(snapshot: SnapshotFrom<ConnectionMachine>): string | undefined {
+  if (!snapshot.hasTag('degraded')) return undefined;
+  return snapshot.context.degradedBy?.message;
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Notification } from '@modelcontextprotocol/sdk/types.js';
 import type { StreamableHTTPClientTransport, standaloneStreamMachine } from '../../src/index.js';
 import { fingerprint } from '../../machines/index.js';
 import { statePaths, statusOf, type Status } from './chart.js';
-import { Badge, NextRetryLine } from './badge.js';
+import { Badge, DegradedReason, NextRetryLine } from './badge.js';
 
 interface Entry {
   id: number;
@@ -188,7 +188,7 @@ export function App({
     void start();
   }, [start]);
 
-  const live = status === 'connected' || status === 'reconnecting' || status === 'offline';
+  const live = status === 'connected' || status === 'degraded' || status === 'reconnecting' || status === 'offline';
   const stopped = status === 'idle' || status === 'closed' || status === 'failed';
 
   return (
@@ -196,6 +196,7 @@ export function App({
       <header>
         <h1>MCP transport status</h1>
         <Badge transport={transport} />
+        <DegradedReason transport={transport} />
       </header>
       <dl>
         <dt>Server</dt>

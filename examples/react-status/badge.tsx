@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { useSelector } from '@xstate/react';
-import { connectionStatus, nextRetry, type NextRetry, type StreamableHTTPClientTransport } from '../../src/index.js';
+import { connectionStatus, degradedReason, nextRetry, type NextRetry, type StreamableHTTPClientTransport } from '../../src/index.js';
 
 /** U3, W2: the connection's one word, from the chart's tags (`offline` wins over `connected`). */
 export function Badge({ transport }: { transport: StreamableHTTPClientTransport }) {
@@ -10,6 +10,12 @@ export function Badge({ transport }: { transport: StreamableHTTPClientTransport 
       {status}
     </span>
   );
+}
+
+/** W6: why the badge says `degraded` (the latest failure), or nothing. */
+export function DegradedReason({ transport }: { transport: StreamableHTTPClientTransport }) {
+  const reason = useSelector(transport.actor, degradedReason);
+  return reason === undefined ? null : <small data-testid="degraded-reason">{reason}</small>;
 }
 
 /** W3: the soonest reconnect, read on a timer (the waits run in child actors; a countdown ticks anyway). */

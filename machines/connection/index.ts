@@ -71,6 +71,7 @@ export const connectionMachine = connectionSetup
       posts: {},
       terminateTicket: undefined,
       standaloneResumeFrom: undefined,
+      degradedBy: undefined,
     }),
     initial: 'idle',
     on: everywhere,

@@ -11,7 +11,17 @@
  */
 import { assertEvent, assign, emit, enqueueActions } from 'xstate';
 import { ModernOnlyServerError, ProtocolError, statusOf } from '../errors.js';
-import { actions, guards, isOffline, networkRegion, otherAnswer, otherFailure, takeOverCall, type ConnectionState } from './base.js';
+import {
+  actions,
+  guards,
+  healthRegion,
+  isOffline,
+  networkRegion,
+  openAnswer,
+  openFailure,
+  takeOverCall,
+  type ConnectionState,
+} from './base.js';
 import {
   asRequest,
   DISCOVER,
@@ -155,9 +165,9 @@ export const modernState = {
     'post.done': [
       { guard: 'isDiscoverResult', actions: ['keepDiscover', 'deliverResponse', 'stopPost'] },
       { guard: 'carriesSessionId', actions: ['ignoreSessionId', 'deliverResponse', 'stopPost'] },
-      otherAnswer,
+      openAnswer,
     ],
-    'post.failed': [authorizeFrom('modern'), otherFailure],
+    'post.failed': [authorizeFrom('modern'), openFailure],
     // E5: opted in, a read-only call cut short goes once more; anything else fails at once (the root's handler).
     'post.interrupted': { guard: 'canReissue', actions: 'reissue' },
     // E4: nothing to DELETE, nothing to terminate.
@@ -171,6 +181,7 @@ export const modernState = {
       states: { open: { tags: ['connected', 'dataPlane'] } },
     },
     network: networkRegion,
+    health: healthRegion,
   },
 } as const satisfies ConnectionState;
 

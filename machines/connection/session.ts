@@ -15,6 +15,9 @@ import {
   actions,
   guards,
   networkRegion,
+  healthRegion,
+  openAnswer,
+  openFailure,
   otherAnswer,
   otherFailure,
   type ConnectionState,
@@ -199,15 +202,15 @@ export const sessionStates = {
     on: {
       send: [{ guard: 'isCancellation', actions: ['cancelRequest', 'spawnPost'] }, { actions: 'spawnPost' }],
       'post.done': [
-        { guard: 'isOtherSessionId', actions: ['reportOtherSessionId', 'deliverResponse', 'stopPost'] },
-        { guard: 'recoveredWithoutProgress', actions: ['resetRecoveries', 'deliverResponse', 'stopPost'] },
-        otherAnswer,
+        { guard: 'isOtherSessionId', actions: ['reportOtherSessionId', 'deliverResponse', 'stopPost', 'reportAnswer'] },
+        { guard: 'recoveredWithoutProgress', actions: ['resetRecoveries', 'deliverResponse', 'stopPost', 'reportAnswer'] },
+        openAnswer,
       ],
       'post.failed': [
         authorizeFrom('open'),
         staleSessionMissing,
         { guard: 'isSessionMissing', target: 'recovering', actions: 'stopPost' },
-        otherFailure,
+        openFailure,
       ],
       'standalone.sessionMissing': [{ guard: 'recoveredWithoutProgress', actions: 'reportStandaloneGone' }, { target: 'recovering' }],
       'standalone.degraded': { actions: 'reportStandaloneDegraded' },
@@ -235,7 +238,7 @@ export const sessionStates = {
                   'post.done': {
                     guard: 'recoveredWithoutProgress',
                     target: 'choosing',
-                    actions: ['reportIfOtherSessionId', 'resetRecoveries', 'deliverResponse', 'stopPost'],
+                    actions: ['reportIfOtherSessionId', 'resetRecoveries', 'deliverResponse', 'stopPost', 'reportAnswer'],
                   },
                 },
               },
@@ -278,6 +281,7 @@ export const sessionStates = {
         },
       },
       network: networkRegion,
+      health: healthRegion,
     },
   },
 } as const satisfies Record<string, ConnectionState>;

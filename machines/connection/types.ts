@@ -38,7 +38,10 @@ export type ConnectionEvent =
   | StandaloneStreamReport
   | LegacyStreamReport
   /** W2: the host's network signal (the `networkStatus` actor). */
-  | NetworkEvent;
+  | NetworkEvent
+  /** W6: the chart's own word to its health region: a call failed for the server's trouble, or one was answered. */
+  | { type: 'health.trouble'; error: Error }
+  | { type: 'health.answered' };
 
 /** What the legacy (2024-11-05) stream actor tells the chart (L1). */
 export type LegacyStreamReport = { type: 'legacy.endpoint'; endpoint: string } | { type: 'legacy.ended'; error: Error };
@@ -138,4 +141,6 @@ export interface ConnectionContext extends ConnectionInput {
   terminateTicket: SendTicket | undefined;
   /** W1: a restored session's standalone stream resumes from here, once (spent when `open` is left). */
   standaloneResumeFrom: string | undefined;
+  /** W6: why the connection is `degraded` (the latest failure), while it is. */
+  degradedBy: Error | undefined;
 }

@@ -49,6 +49,12 @@ const needsSecondGetAfterRecovery =
 const unreachable: Record<string, string> = {
   'connection.closed|close|0': 'the facade: close() on a closed transport resolves without telling the chart',
   'connection.open|standalone.sessionMissing|0': needsSecondGetAfterRecovery,
+  // W6: the health region is shared by `open` and `modern`; the 2026-07-28 era has no standalone stream.
+  'connection.modern.health.steady|standalone.waiting|0': 'W6: no standalone stream in the 2026-07-28 era (the region is shared with open)',
+  'connection.modern.health.degraded|standalone.waiting|0':
+    'W6: no standalone stream in the 2026-07-28 era (the region is shared with open)',
+  'connection.modern.health.degraded|standalone.listening|0':
+    'W6: no standalone stream in the 2026-07-28 era (the region is shared with open)',
   ...Object.fromEntries(
     ['closing', 'draining'].flatMap((state) =>
       ['standalone.sessionMissing', 'standalone.unauthorized', 'standalone.degraded'].map((event) => [

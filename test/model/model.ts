@@ -156,7 +156,10 @@ export type ModelEvent =
   | { type: 'token.ok' }
   | { type: 'token.500' }
   // not a world event: the model's own word from session.closing to the standalone region
-  | { type: 'windDown' };
+  | { type: 'windDown' }
+  // not world events: W6, what the chart's open state tells its health region
+  | { type: 'health.trouble' }
+  | { type: 'health.answered' };
 
 export type ModelEventType = ModelEvent['type'];
 
@@ -325,6 +328,9 @@ export const connectionModel = setup({
     refuse: () => undefined,
     acknowledge: () => undefined,
     ignore: () => undefined,
+    /** W6: the chart's open state tells its health region (reportTrouble, reportAnswer). */
+    trouble: raise({ type: 'health.trouble' }),
+    answered: raise({ type: 'health.answered' }),
     setVersion: () => undefined,
     startFresh: assign(({ context }) => ({
       session: context.config.presetSession,
@@ -484,10 +490,17 @@ export const connectionModel = setup({
             out: sorted([...context.out.filter((tag) => !tag.startsWith('req:')), 'note']),
           })),
         },
-        'req.ok': [{ guard: 'recovered', actions: ['answerCall', 'resetRecovered'] }, { actions: 'answerCall' }],
-        'req.otherSession': [{ guard: 'recovered', actions: ['answerCall', 'resetRecovered'] }, { actions: 'answerCall' }],
-        'note.202': [{ guard: 'recovered', actions: ['answerNote', 'resetRecovered'] }, { actions: 'answerNote' }],
-        'req.500': { actions: 'answerCall' },
+        // W6: an answer tells the health region (it ends degraded); a 500 tells it the server is failing
+        'req.ok': [{ guard: 'recovered', actions: ['answerCall', 'resetRecovered', 'answered'] }, { actions: ['answerCall', 'answered'] }],
+        'req.otherSession': [
+          { guard: 'recovered', actions: ['answerCall', 'resetRecovered', 'answered'] },
+          { actions: ['answerCall', 'answered'] },
+        ],
+        'note.202': [
+          { guard: 'recovered', actions: ['answerNote', 'resetRecovered', 'answered'] },
+          { actions: ['answerNote', 'answered'] },
+        ],
+        'req.500': { actions: ['answerCall', 'trouble'] },
         'req.cut': { actions: 'answerCall' },
         'req.401': { guard: 'authorizes', target: 'authorizing', actions: ['holdCall', { type: 'returnTo', params: { state: 'open' } }] },
         'req.404': [
@@ -528,9 +541,9 @@ export const connectionModel = setup({
                   on: {
                     // spawnPost: a send goes through the chart (a POST child), not the data plane
                     'send.request': { actions: assign(({ context }) => ({ out: sorted([...context.out, newCall(context)]) })) },
-                    'req.ok': { guard: 'recovered', target: 'choosing', actions: ['answerCall', 'resetRecovered'] },
-                    'req.otherSession': { guard: 'recovered', target: 'choosing', actions: ['answerCall', 'resetRecovered'] },
-                    'note.202': { guard: 'recovered', target: 'choosing', actions: ['answerNote', 'resetRecovered'] },
+                    'req.ok': { guard: 'recovered', target: 'choosing', actions: ['answerCall', 'resetRecovered', 'answered'] },
+                    'req.otherSession': { guard: 'recovered', target: 'choosing', actions: ['answerCall', 'resetRecovered', 'answered'] },
+                    'note.202': { guard: 'recovered', target: 'choosing', actions: ['answerNote', 'resetRecovered', 'answered'] },
                   },
                 },
               },
@@ -631,23 +644,32 @@ export const connectionModel = setup({
                   // not an authorizing transport: the GET is refused, the region ends
                   { target: 'ended' },
                 ],
-                // standalone.degraded (retry budget 0): a warning; the child waits at the ceiling
+                // standalone.degraded (retry budget 0): a warning; the child waits at the ceiling (W6: degraded)
                 'get.500': [
                   { guard: stateIn('#connection.open.session.closing'), target: 'ended' },
-                  { actions: assign(() => ({ get: 'none' })) },
+                  { actions: [assign(() => ({ get: 'none' })), 'trouble'] },
                 ],
-                'get.stream': { actions: assign(() => ({ get: 'stream', getOpened: true })) },
+                // W6: standalone.listening: the stream is open again
+                'get.stream': { actions: [assign(() => ({ get: 'stream', getOpened: true })), 'answered'] },
                 'get.drop': [
                   // a stream being drained ends the standalone stream
                   { guard: stateIn('#connection.open.session.closing'), target: 'ended' },
-                  // otherwise it reconnects: past the budget (0) at once, so standalone.degraded and a wait at the ceiling
-                  { actions: assign(() => ({ get: 'none' })) },
+                  // otherwise it reconnects: past the budget (0) at once, so standalone.degraded and a wait at the ceiling (W6: degraded)
+                  { actions: [assign(() => ({ get: 'none' })), 'trouble'] },
                 ],
                 'get.405': { target: 'ended' },
               },
             },
             off: {},
             ended: { entry: assign(() => ({ get: 'none' })) },
+          },
+        },
+        /** W6: degraded while calls fail for the server's trouble or the standalone stream waits; the next success ends it. */
+        health: {
+          initial: 'steady',
+          states: {
+            steady: { on: { 'health.trouble': 'degraded' } },
+            degraded: { on: { 'health.answered': 'steady' } },
           },
         },
         /** W2: the host's network signal, watched while the session is open; offline, sends fail fast. */
@@ -996,6 +1018,8 @@ export function isApplicable(snapshot: ModelSnapshot, event: ModelEvent): boolea
     case 'token.500':
       return context.token;
     case 'windDown':
+    case 'health.trouble':
+    case 'health.answered':
       return false;
   }
 }

@@ -23,7 +23,7 @@
  * puppet server, comparing the chart's state, the held requests and the waiting callers after
  * every step.
  */
-import { assign, createActor, setup } from 'xstate';
+import { assign, createActor, raise, setup } from 'xstate';
 import { createTestModel, type StatePath, type TestParam } from 'xstate/graph';
 import { Coverage } from './coverage.js';
 
@@ -62,7 +62,10 @@ export type ModernEventType =
   | 'note.202'
   | 'token.ok'
   | 'token.500'
-  | 'token.fatal';
+  | 'token.fatal'
+  // not world events: W6, what the chart's `modern` state tells its health region (never offered)
+  | 'health.trouble'
+  | 'health.answered';
 
 export type ModernEvent = { type: ModernEventType };
 
@@ -151,6 +154,9 @@ export const modernModel = setup({
       held: without(context.held, 'listen', 'listenStream'),
       waiting: without(context.waiting, 'listen'),
     })),
+    /** W6: the chart's `modern` state tells its health region (reportTrouble, reportAnswer). */
+    trouble: raise({ type: 'health.trouble' }),
+    answered: raise({ type: 'health.answered' }),
     /** stopEverything(answer: false): every request stops; a caller whose send() resolved hears nothing (the Client's onclose). */
     stopEverything: assign({ held: [], waiting: [], charted: false }),
   },
@@ -194,7 +200,8 @@ export const modernModel = setup({
         },
         'probe.result': { actions: ['probeAnswered', 'keepDiscover'] },
         // A 4xx with the probe's own JSON-RPC error is that error (post.done); a plain 4xx is answered as one (E8).
-        'probe.rpcError': { actions: 'probeAnswered' },
+        // W6: the probe's error is an answer (the data plane reports it while degraded); its result is kept apart
+        'probe.rpcError': { actions: ['probeAnswered', 'answered'] },
         'probe.400': { actions: 'probeAnswered' },
       },
     },
@@ -237,19 +244,20 @@ export const modernModel = setup({
         'probe.rpcError': { actions: 'probeAnswered' },
         'probe.400': { actions: 'probeAnswered' },
         // A happy answer on the data plane never reaches the chart; on a POST child it is post.done.
-        'call.json': [{ guard: 'charted', actions: 'callAnswered' }, { actions: 'callAnswered' }],
+        'call.json': [{ guard: 'charted', actions: ['callAnswered', 'answered'] }, { actions: ['callAnswered', 'answered'] }],
         // E4: a session ID in this era: one warning, never sent back.
         'call.session': [
-          { guard: 'warned', actions: ['callAnswered', assign({ warned: 2 })] },
-          { actions: ['callAnswered', assign({ warned: 1 })] },
+          { guard: 'warned', actions: ['callAnswered', assign({ warned: 2 }), 'answered'] },
+          { actions: ['callAnswered', assign({ warned: 1 }), 'answered'] },
         ],
         'call.sse': { actions: 'callStreams' },
-        'stream.response': { actions: 'callAnswered' },
+        'stream.response': { actions: ['callAnswered', 'answered'] },
         // E5: no resumption in this era: the call fails at once, unless it is a read the caller lets go again, once.
         'stream.cut': [{ guard: 'reissues', actions: 'reissueCall' }, { actions: 'callAnswered' }],
         // E8: a 404 with the call's own -32601 error is that error.
-        'call.404': { actions: 'callAnswered' },
-        'call.500': { actions: 'callAnswered' },
+        'call.404': { actions: ['callAnswered', 'answered'] },
+        // W6: the server is failing
+        'call.500': { actions: ['callAnswered', 'trouble'] },
         // A1: offered only where the path authorizes (elsewhere a 401 is a failure like call.500's)
         'call.401': {
           guard: 'authorizes',
@@ -257,12 +265,21 @@ export const modernModel = setup({
           actions: assign(({ context }) => ({ held: add(without(context.held, 'call'), 'token'), charted: false })),
         },
         'listen.open': { actions: assign(({ context }) => ({ held: add(without(context.held, 'listen'), 'listenStream') })) },
-        'listen.end': { actions: 'listenAnswered' },
-        'listen.drop': { actions: 'listenAnswered' },
-        'note.202': { actions: assign(({ context }) => ({ held: without(context.held, 'note') })) },
+        'listen.end': { actions: ['listenAnswered', 'answered'] },
+        // W6: a listen stream that broke is the network's trouble
+        'listen.drop': { actions: ['listenAnswered', 'trouble'] },
+        'note.202': { actions: [assign(({ context }) => ({ held: without(context.held, 'note') })), 'answered'] },
       },
       states: {
         calls: { initial: 'open', states: { open: {} } },
+        /** W6: degraded while calls fail for the server's trouble; the next answer ends it. */
+        health: {
+          initial: 'steady',
+          states: {
+            steady: { on: { 'health.trouble': 'degraded' } },
+            degraded: { on: { 'health.answered': 'steady' } },
+          },
+        },
         network: {
           initial: 'online',
           states: {
@@ -391,6 +408,9 @@ export function isModernEventApplicable(snapshot: ModernSnapshot, event: ModernE
     case 'net.offline':
     case 'net.online':
       return snapshot.matches('modern');
+    case 'health.trouble':
+    case 'health.answered':
+      return false;
     default:
       return true;
   }

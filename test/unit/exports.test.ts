@@ -4,7 +4,7 @@ import * as nodeApi from '../../src/node.js';
 import * as devtools from '../../src/devtools/index.js';
 
 describe('the public API', () => {
-  it('U6, W1-W3, E1, E9, A7, S7: src/index.ts exports the transport, its errors, the charts and the UI helpers, and nothing internal (devtools have their own door)', () => {
+  it('U6, W1-W3, W6, E1, E9, A7, S7: src/index.ts exports the transport, its errors, the charts and the UI helpers, and nothing internal (devtools have their own door)', () => {
     expect(Object.keys(api).sort()).toEqual([
       'HttpAuthError',
       'InvalidMessageError',
@@ -27,6 +27,7 @@ describe('the public API', () => {
       'connectionEra',
       'connectionMachine',
       'connectionStatus',
+      'degradedReason',
       'findTransportError',
       'manualNetwork',
       'nextRetry',

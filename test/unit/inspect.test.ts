@@ -32,7 +32,9 @@ describe('JSONL recorder', () => {
     const values = records.filter((r) => r.kind === 'snapshot' && r.actor === root).map((r) => JSON.stringify(r.value));
     expect(values).toContain('"connecting"');
     expect(values).toContain('"initializing"');
-    expect(values).toContain(JSON.stringify({ open: { session: { active: 'direct' }, standalone: 'active', network: 'online' } }));
+    expect(values).toContain(
+      JSON.stringify({ open: { session: { active: 'direct' }, standalone: 'active', network: 'online', health: 'steady' } }),
+    );
     expect(values.at(-1)).toBe('"closed"');
     expect(records.some((r) => r.kind === 'event' && r.event === 'post.done')).toBe(true);
   });

@@ -5,8 +5,8 @@
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { transportIn, type TestState, type TestTransport } from '../../src/testing.js';
-import { connectionStatus, nextRetry, OfflineError, SessionExpiredError, StreamableHTTPError } from '../../src/index.js';
+import { testRequest, transportIn, type TestState, type TestTransport } from '../../src/testing.js';
+import { connectionStatus, degradedReason, nextRetry, OfflineError, SessionExpiredError, StreamableHTTPError } from '../../src/index.js';
 import { Badge } from '../../examples/react-status/badge.js';
 
 let current: TestTransport | undefined;
@@ -26,7 +26,7 @@ function badge(test: TestTransport): string {
 }
 
 describe('W4: transportIn puts a real transport into each state, without a network', () => {
-  const states = ['idle', 'connecting', 'connected', 'offline', 'reconnecting', 'authorizing', 'failed', 'closed'] as const;
+  const states = ['idle', 'connecting', 'connected', 'degraded', 'offline', 'reconnecting', 'authorizing', 'failed', 'closed'] as const;
   for (const state of states) {
     it(`W4: ${state}: the chart is there, and the page's badge says so`, async () => {
       const test = await inState(state);
@@ -93,5 +93,50 @@ describe('W4: transportIn puts a real transport into each state, without a netwo
     const test = await inState('reconnecting');
     expect(test.transport.actor.getSnapshot().matches({ reconnecting: 'reinitializing' })).toBe(true);
     expect(test.server.requests.filter((request) => request.rpc === 'initialize')).toHaveLength(2);
+  });
+});
+
+describe('W6: degraded, from the chart', () => {
+  for (const era of ['streamable', 'modern'] as const) {
+    it(`W6: ${era}: calls failing with 503 make the status degraded with the reason; the next answered call makes it connected`, async () => {
+      const test = await inState('connected', { era });
+      const answers: unknown[] = [];
+      test.transport.onmessage = (message) => answers.push(message);
+      test.server.outage(503);
+      await expect(test.transport.send(testRequest(era, 1, 'tools/list'))).rejects.toThrow(/HTTP 503/);
+      await expect.poll(() => connectionStatus(test.transport.actor.getSnapshot())).toBe('degraded');
+      expect(degradedReason(test.transport.actor.getSnapshot())).toMatch(/HTTP 503/);
+      expect(badge(test)).toBe('<span class="badge" role="status" aria-label="Connection" data-status="degraded">degraded</span>');
+      test.server.restore();
+      await test.transport.send(testRequest(era, 2, 'tools/list'));
+      await expect.poll(() => connectionStatus(test.transport.actor.getSnapshot())).toBe('connected');
+      expect(degradedReason(test.transport.actor.getSnapshot())).toBeUndefined();
+      // The answer that ended it reached the caller, once.
+      expect(answers.filter((message) => (message as { id?: unknown }).id === 2)).toHaveLength(1);
+    });
+  }
+
+  it('W6, W3: a network outage: the standalone stream waits to reconnect, the reason and the next retry are there; its return reconnects it and ends degraded', async () => {
+    const test = await inState('connected', { transport: { reconnectionOptions: { initialReconnectionDelay: 50, jitter: false } } });
+    test.server.outage(new TypeError('fetch failed: ECONNREFUSED'));
+    await expect.poll(() => connectionStatus(test.transport.actor.getSnapshot())).toBe('degraded');
+    await expect.poll(() => degradedReason(test.transport.actor.getSnapshot())).toMatch(/ECONNREFUSED|outage/);
+    await expect.poll(() => nextRetry(test.transport.actor.getSnapshot())?.stream).toBe('standalone');
+    test.server.restore();
+    await expect.poll(() => connectionStatus(test.transport.actor.getSnapshot()), { timeout: 3_000 }).toBe('connected');
+    expect(test.transport.actor.getSnapshot().children.standalone?.getSnapshot().matches('listening')).toBe(true);
+  });
+
+  it("W6: a 4xx refusal of a call is the call's own business: still connected", async () => {
+    const test = await inState('connected', { era: 'modern' });
+    test.server.outage(400);
+    await expect(test.transport.send(testRequest('modern', 1, 'tools/list'))).rejects.toThrow(/HTTP 400/);
+    expect(connectionStatus(test.transport.actor.getSnapshot())).toBe('connected');
+  });
+
+  it('W6: offline wins over degraded on the badge (the network, not the server, is gone)', async () => {
+    const test = await inState('degraded');
+    test.network.setOnline(false);
+    expect(connectionStatus(test.transport.actor.getSnapshot())).toBe('offline');
   });
 });
