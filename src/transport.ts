@@ -1,12 +1,7 @@
-import { createActor, type Actor, type SnapshotFrom } from 'xstate';
+import { createActor, type Actor } from 'xstate';
 import {
   connectionMachine,
-  handshakeIsDirect,
-  INITIALIZE,
-  INITIALIZED,
-  isDirectCall,
-  isRequest,
-  sessionOf,
+  directRoute,
   envelopeVersion,
   fingerprint,
   type ConnectionEmitted,
@@ -25,7 +20,7 @@ import {
   TransportFailedError,
 } from '../machines/errors.js';
 import { resumePoint } from '../machines/standalone-stream.js';
-import { attachIo, connectionSystemId, ioActors, type TransportIo } from './actors.js';
+import { attachIo, ioActors, type TransportIo } from './actors.js';
 import { redactingObserver } from './redaction.js';
 import { chooseSender, HttpClient } from './http/client.js';
 import { baseHeaders, perRequestHeaders } from './http/headers.js';
@@ -48,18 +43,6 @@ export interface SendOptions {
   onRequestStreamEnd?: (() => void) | undefined;
   /** E2, E3: headers for this request only (e.g. `Mcp-Param-*`); reserved names are ignored. */
   headers?: Readonly<Record<string, string>> | undefined;
-}
-
-/**
- * Whether the chart lets the facade POST this message itself: a plain call while the data plane
- * is open, or the handshake message the chart is waiting for (unless only a POST child can
- * carry it: R9's idle watch).
- */
-function takesDirect(snapshot: SnapshotFrom<ConnectionMachine>, message: JSONRPCMessage): boolean {
-  if (snapshot.hasTag('dataPlane')) return isDirectCall(message);
-  if (!handshakeIsDirect(snapshot.context)) return false;
-  if (snapshot.hasTag('dataPlaneInitialized')) return isRequest(message, INITIALIZED);
-  return snapshot.hasTag('dataPlaneInitialize') && isRequest(message, INITIALIZE);
 }
 
 /** A `send()` promise's two ends, settled once, and the caller's stream-end hook (E2). */
@@ -99,7 +82,7 @@ export const providedConnectionMachine: ConnectionMachine = connectionMachine.pr
       actors: { openStandalone: ioActors.openStandalone, readStream: ioActors.readStream },
     }),
     deleteSession: ioActors.deleteSession,
-    dataPlane: ioActors.dataPlane,
+    directCalls: ioActors.directCalls,
     networkStatus: ioActors.networkStatus,
     authorize: ioActors.authorize,
     legacyStream: ioActors.legacyStream,
@@ -131,7 +114,7 @@ export class StreamableHTTPClientTransport {
   private readonly authProvider: object | undefined;
   /** E2: the versions the Client supports (`setSupportedProtocolVersions`), for the host to read. */
   private supportedVersions: readonly string[] | undefined;
-  /** What the I/O actors share; `io.plane` is the chart's `dataPlane` child's, while it runs. */
+  /** What the I/O actors share; `io.directCalls` is the chart's `directCalls` child's door, while it runs. */
   private readonly io: TransportIo;
   /** O1: the `telemetry` option, loaded by start() (O2: without it nothing is loaded). */
   private readonly telemetryOption: TelemetryOption | undefined;
@@ -196,13 +179,13 @@ export class StreamableHTTPClientTransport {
       options: exchangeOptions,
       authProvider: options.authProvider,
       network,
-      plane: undefined,
+      directCalls: undefined,
       skipIssuerMetadataValidation: options.skipIssuerMetadataValidation,
       sdkAuth: options.sdkAuth,
     };
     this.io = io;
     this.actor = createActor(providedConnectionMachine, {
-      systemId: connectionSystemId,
+      systemId: 'connection',
       input: { options: chartOptions, sink },
       // X3: every observer, this one and any attached later with actor.system.inspect(), sees redacted events only.
       ...(options.inspect === undefined ? {} : { inspect: redactingObserver(options.inspect) }),
@@ -221,7 +204,7 @@ export class StreamableHTTPClientTransport {
     this.actor.subscribe({
       error: (cause: unknown) => {
         const error = new TransportFailedError('internal error in the transport chart', { cause });
-        this.io.plane?.end(error, false);
+        this.io.directCalls?.end(error, false);
         this.http.end();
         this.onerror?.(error);
         this.onclose?.();
@@ -416,25 +399,16 @@ export class StreamableHTTPClientTransport {
     }
     // W2: offline, a send fails fast (nothing queued to go out later); the session lives on.
     if (snapshot.hasTag('offline')) return Promise.reject(new OfflineError('the network is offline; nothing was sent'));
-    // The data plane: the chart says the session takes direct calls, and this one is a plain call
-    // (no resumption, no batch, no message the chart must see, such as a cancellation). The
-    // handshake goes the same way while the chart waits for it, and the chart hears its outcome,
-    // the happy one included (the data plane reports every answer while its tag is off).
-    const plane = this.io.plane;
-    if (
-      plane !== undefined &&
-      !Array.isArray(message) &&
-      options?.resumptionToken === undefined &&
-      options?.onresumptiontoken === undefined &&
-      takesDirect(snapshot, message)
-    ) {
-      const { sessionId, protocolVersion } = sessionOf(snapshot.context, message);
+    // The direct path, where the chart routes this message (directRoute); the chart hears only
+    // what is not a happy answer (every answer while its gate is closed, the handshake's).
+    const directCalls = this.io.directCalls;
+    const route = directCalls === undefined ? undefined : directRoute(snapshot, message, options);
+    if (route !== undefined && directCalls !== undefined && !Array.isArray(message)) {
       return new Promise((resolve, reject) => {
-        plane.send(
+        directCalls.send(
           message,
           ticketFor(resolve, reject, options?.onRequestStreamEnd),
-          sessionId,
-          protocolVersion,
+          route,
           perRequestHeaders(options?.headers, this.authProvider !== undefined),
           options?.requestSignal,
         );
