@@ -9,8 +9,7 @@ import type { OpenStandaloneInput } from '../machines/standalone-stream.js';
 import type { HttpClient } from './http/client.js';
 import { deleteSession, openEventStream, postMessage, type ExchangeOptions } from './http/exchanges.js';
 import { readEventStream } from './sse/reader.js';
-import type { SdkGeneration } from './http/auth.js';
-import type { SdkAuthOption } from './options.js';
+import type { SdkAuthOption, SdkGeneration } from './http/auth.js';
 import { networkEvents, type NetworkSignal } from './network.js';
 import type { HttpAttempt, Telemetry } from './telemetry/option.js';
 
