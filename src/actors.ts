@@ -1,4 +1,7 @@
 import { fromCallback, fromPromise } from 'xstate';
+import { connectionMachine, type ConnectionMachine } from '../machines/connection/index.js';
+import { postStreamMachine } from '../machines/post-stream.js';
+import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { AuthChallenge, GetResult, MessageSink, PostResult } from '../machines/types.js';
 import type { DirectCallsCommand, DeleteSessionInput } from '../machines/connection/index.js';
 import { McpTransportError, ProtocolError, StreamEndedError, toError } from '../machines/errors.js';
@@ -209,3 +212,20 @@ export const ioActors = {
     deleteSession(ioOf(system).http, input, signal),
   ),
 };
+
+/** The connection chart with the I/O provided: built once, shared by every transport. */
+export const providedConnectionMachine: ConnectionMachine = connectionMachine.provide({
+  actors: {
+    postStream: postStreamMachine.provide({
+      actors: { postMessage: ioActors.postMessage, resumeStream: ioActors.resumeStream, readStream: ioActors.readStream },
+    }),
+    standaloneStream: standaloneStreamMachine.provide({
+      actors: { openStandalone: ioActors.openStandalone, readStream: ioActors.readStream },
+    }),
+    deleteSession: ioActors.deleteSession,
+    directCalls: ioActors.directCalls,
+    networkStatus: ioActors.networkStatus,
+    authorize: ioActors.authorize,
+    legacyStream: ioActors.legacyStream,
+  },
+});

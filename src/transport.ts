@@ -1,15 +1,7 @@
 import { createActor, type Actor } from 'xstate';
-import {
-  connectionMachine,
-  directRoute,
-  envelopeVersion,
-  fingerprint,
-  type ConnectionEmitted,
-  type ConnectionMachine,
-} from '../machines/connection/index.js';
-import { postStreamMachine, requestIdsOf } from '../machines/post-stream.js';
-import { standaloneStreamMachine } from '../machines/standalone-stream.js';
-import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/types.js';
+import { directRoute, envelopeVersion, fingerprint, type ConnectionEmitted, type ConnectionMachine } from '../machines/connection/index.js';
+import { requestIdsOf } from '../machines/post-stream.js';
+import { sendTicket, type JSONRPCMessage, type MessageSink } from '../machines/types.js';
 import {
   InvalidMessageError,
   McpTransportError,
@@ -19,15 +11,14 @@ import {
   toError,
   TransportFailedError,
 } from '../machines/errors.js';
-import { resumePoint } from '../machines/standalone-stream.js';
-import { attachIo, ioActors, type TransportIo } from './actors.js';
+import { attachIo, providedConnectionMachine, type TransportIo } from './actors.js';
 import { redactingObserver } from './redaction.js';
 import { chooseSender, HttpClient } from './http/client.js';
 import { baseHeaders, perRequestHeaders } from './http/headers.js';
 import { checkOptions, resolveChartOptions, resolveExchangeOptions, type StreamableHTTPClientTransportOptions } from './options.js';
 import { validateMessage } from './schema.js';
 import { browserNetwork } from './network.js';
-import { checkSavedState, restoredSession, type SavedTransportState } from './saved-state.js';
+import { checkSavedState, restoredSession, savedStateOf, type SavedTransportState } from './saved-state.js';
 import type { Telemetry, TelemetryOption } from './telemetry/option.js';
 
 /** The SDK's send options (`TransportSendOptions`, 1.x and 2.x). */
@@ -44,50 +35,6 @@ export interface SendOptions {
   /** E2, E3: headers for this request only (e.g. `Mcp-Param-*`); reserved names are ignored. */
   headers?: Readonly<Record<string, string>> | undefined;
 }
-
-/** A `send()` promise's two ends, settled once, and the caller's stream-end hook (E2). */
-function ticketFor(resolve: () => void, reject: (error: Error) => void, onStreamEnd?: () => void): SendTicket {
-  let settled = false;
-  let ended = false;
-  return {
-    ended() {
-      if (onStreamEnd === undefined) return false;
-      if (!ended) {
-        ended = true;
-        onStreamEnd();
-      }
-      return true;
-    },
-    accepted() {
-      if (settled) return;
-      settled = true;
-      resolve();
-    },
-    failed(error) {
-      if (settled) return false;
-      settled = true;
-      reject(error);
-      return true;
-    },
-  };
-}
-
-/** The connection chart with the I/O provided: built once, shared by every transport. */
-export const providedConnectionMachine: ConnectionMachine = connectionMachine.provide({
-  actors: {
-    postStream: postStreamMachine.provide({
-      actors: { postMessage: ioActors.postMessage, resumeStream: ioActors.resumeStream, readStream: ioActors.readStream },
-    }),
-    standaloneStream: standaloneStreamMachine.provide({
-      actors: { openStandalone: ioActors.openStandalone, readStream: ioActors.readStream },
-    }),
-    deleteSession: ioActors.deleteSession,
-    directCalls: ioActors.directCalls,
-    networkStatus: ioActors.networkStatus,
-    authorize: ioActors.authorize,
-    legacyStream: ioActors.legacyStream,
-  },
-});
 
 /**
  * MCP Streamable HTTP client transport: a drop-in for the official SDK's class of the same name
@@ -333,7 +280,7 @@ export class StreamableHTTPClientTransport {
   /** DELETE the session and forget it, as the SDK does; 405 is fine. */
   terminateSession(): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.actor.send({ type: 'session.terminate', ticket: ticketFor(resolve, reject) });
+      this.actor.send({ type: 'session.terminate', ticket: sendTicket(resolve, reject) });
     });
   }
 
@@ -344,28 +291,7 @@ export class StreamableHTTPClientTransport {
    */
   saveState(): SavedTransportState | undefined {
     const { context, children } = this.actor.getSnapshot();
-    // E10: a 2026-07-28 connection keeps its era and the probe's answer; it has no session.
-    if (context.era === 'modern') {
-      return {
-        v: 1,
-        endpoint: this.http.url.href,
-        era: 'modern',
-        ...(context.protocolVersion === undefined ? {} : { protocolVersion: context.protocolVersion }),
-        ...(context.discover === undefined ? {} : { discover: context.discover }),
-      };
-    }
-    if (context.sessionId === undefined || context.legacyEndpoint !== undefined) return undefined;
-    const standalone = children.standalone?.getSnapshot();
-    const standaloneLastEventId =
-      standalone === undefined ? context.options.restored?.standaloneLastEventId : resumePoint(standalone.context);
-    return {
-      v: 1,
-      endpoint: this.http.url.href,
-      sessionId: context.sessionId,
-      ...(context.protocolVersion === undefined ? {} : { protocolVersion: context.protocolVersion }),
-      ...(standaloneLastEventId === undefined ? {} : { standaloneLastEventId }),
-      ...(context.initializeRequest === undefined ? {} : { initialize: context.initializeRequest }),
-    };
+    return savedStateOf(this.http.url, context, children.standalone?.getSnapshot().context);
   }
 
   get sessionId(): string | undefined {
@@ -407,7 +333,7 @@ export class StreamableHTTPClientTransport {
       return new Promise((resolve, reject) => {
         directCalls.send(
           message,
-          ticketFor(resolve, reject, options?.onRequestStreamEnd),
+          sendTicket(resolve, reject, options?.onRequestStreamEnd),
           route,
           perRequestHeaders(options?.headers, this.authProvider !== undefined),
           options?.requestSignal,
@@ -430,7 +356,7 @@ export class StreamableHTTPClientTransport {
       this.actor.send({
         type: 'send',
         message,
-        ticket: ticketFor(resolve, reject, options?.onRequestStreamEnd),
+        ticket: sendTicket(resolve, reject, options?.onRequestStreamEnd),
         resumptionToken: options?.resumptionToken,
         onResumptionToken: options?.onresumptiontoken,
         headers: perRequestHeaders(options?.headers, this.authProvider !== undefined),

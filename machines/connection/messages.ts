@@ -153,5 +153,3 @@ export function fingerprint(sessionId: string | undefined): string | undefined {
   }
   return `#${hash.toString(16).padStart(8, '0')}`;
 }
-
-export const noTicket: SendTicket = { accepted: () => undefined, failed: () => false };

@@ -6,7 +6,8 @@
 import { assertEvent, assign, emit } from 'xstate';
 import { isSessionMissing, ProtocolError, SessionExpiredError, sessionExpiredMessage } from '../errors.js';
 import { isOffline, actions, guards, type ConnectionState } from './base.js';
-import { fingerprint, INITIALIZED, noTicket } from './messages.js';
+import { fingerprint, INITIALIZED } from './messages.js';
+import { noTicket } from '../types.js';
 import { spawnPosts } from './posts.js';
 
 export const recoveryGuards = guards({
