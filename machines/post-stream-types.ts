@@ -28,7 +28,7 @@ export interface PostStreamInput {
   /** R10: told each new event id of this stream. */
   onResumptionToken?: ((token: string) => void) | undefined;
   /**
-   * A data-plane call whose SSE stream ended before its response: this machine takes the stream
+   * A direct call whose SSE stream ended before its response: this machine takes the stream
    * over from that end (backoff and resume, or fail), as if it had read the stream itself.
    */
   interrupted?: InterruptedStream | undefined;
@@ -45,7 +45,7 @@ export interface PostStreamInput {
   reissueAs?: JSONRPCId | undefined;
 }
 
-/** Where a data-plane call's stream stopped: how it ended, and the event ids it delivered (R7). */
+/** Where a direct call's stream stopped: how it ended, and the event ids it delivered (R7). */
 export interface InterruptedStream {
   end: StreamEnd;
   seenIds: Set<string>;
@@ -97,7 +97,7 @@ export type ReconnectDue = { type: 'reconnect.due' };
 export type PostStreamReport =
   | {
       type: 'post.done';
-      /** The reporting child; undefined for a data-plane call, which has no actor. */
+      /** The reporting child; undefined for a direct call, which has no actor. */
       postId: string | undefined;
       origin: PostOrigin;
       attempts: SendAttempts;
@@ -107,7 +107,7 @@ export type PostStreamReport =
     }
   | {
       type: 'post.failed';
-      /** The reporting child; undefined for a data-plane call, which has no actor. */
+      /** The reporting child; undefined for a direct call, which has no actor. */
       postId: string | undefined;
       origin: PostOrigin;
       attempts: SendAttempts;
@@ -117,23 +117,6 @@ export type PostStreamReport =
       ticket: SendTicket;
       error: Error;
     };
-
-/**
- * What the data plane (the facade's calls while the session is open) hands to the connection
- * chart besides today's `post.done` / `post.failed`: a stream that ended before its response,
- * for the chart to spawn this machine on it.
- */
-export type DataPlaneReport = {
-  type: 'post.interrupted';
-  message: JSONRPCMessage;
-  /** E3: the caller's own headers for this request, for the POST child that takes the call over. */
-  headers?: Readonly<Record<string, string>> | undefined;
-  ticket: SendTicket;
-  /** The session and version the call carried; the resume GET carries the same (R1). */
-  sessionId: string | undefined;
-  protocolVersion: string | undefined;
-  interrupted: InterruptedStream;
-};
 
 export interface PostStreamContext extends PostStreamInput {
   postId: string;

@@ -207,7 +207,7 @@ const postStreamSetup = setup({
             );
       },
     }),
-    /** The data plane's stream ended: decide on that end exactly as if this machine had read it. */
+    /** The direct call's stream ended: decide on that end exactly as if this machine had read it. */
     replayEnd: raise(({ context }): StreamReaderEvent => ({
       type: 'stream.ended',
       end: context.interrupted?.end ?? { lastEventId: undefined, progressed: false, retryMs: undefined, error: undefined },
@@ -281,7 +281,7 @@ export const postStreamMachine = postStreamSetup.createMachine({
         { target: 'sending' },
       ],
     },
-    /** Taken over from the data plane: its stream ended before the response (the call was accepted there). */
+    /** Taken over from the direct path: its stream ended before the response (the call was accepted there). */
     interrupted: {
       entry: 'replayEnd',
       on: { 'stream.ended': [...onStreamEnded] },

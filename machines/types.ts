@@ -69,6 +69,41 @@ export interface SendTicket {
   ended?(): boolean;
 }
 
+/** A `send()` promise's two ends, settled once, and the caller's stream-end hook (E2); `shape` is what the caller's Client is given for an error (A7). */
+export function sendTicket(
+  resolve: () => void,
+  reject: (error: Error) => void,
+  onStreamEnd?: () => void,
+  shape: (error: Error) => Error = (error) => error,
+): SendTicket {
+  let settled = false;
+  let ended = false;
+  return {
+    ended() {
+      if (onStreamEnd === undefined) return false;
+      if (!ended) {
+        ended = true;
+        onStreamEnd();
+      }
+      return true;
+    },
+    accepted() {
+      if (settled) return;
+      settled = true;
+      resolve();
+    },
+    failed(error) {
+      if (settled) return false;
+      settled = true;
+      reject(shape(error));
+      return true;
+    },
+  };
+}
+
+/** The ticket of a message nobody awaits (the chart's own recovery POSTs). */
+export const noTicket: SendTicket = { accepted: () => undefined, failed: () => false };
+
 /** Reconnection settings, named as in the official SDK's `reconnectionOptions`. */
 /**
  * Backoff for reconnecting streams: the n-th wait is `initialReconnectionDelay ×

@@ -1,16 +1,18 @@
 import { fromCallback, fromPromise } from 'xstate';
+import { connectionMachine, type ConnectionMachine } from '../machines/connection/index.js';
+import { postStreamMachine } from '../machines/post-stream.js';
+import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { AuthChallenge, GetResult, MessageSink, PostResult } from '../machines/types.js';
-import type { DataPlaneCommand, DeleteSessionInput } from '../machines/connection/index.js';
+import type { DirectCallsCommand, DeleteSessionInput } from '../machines/connection/index.js';
 import { McpTransportError, ProtocolError, StreamEndedError, toError } from '../machines/errors.js';
 import { cancelBody } from './http/body.js';
-import { DataPlane } from './data-plane.js';
+import { DataPlane, type DirectCalls } from './data-plane.js';
 import type { PostRequestInput, ReadStreamInput, ResumeInput, StreamReaderCommand, StreamReaderEvent } from '../machines/post-stream.js';
 import type { OpenStandaloneInput } from '../machines/standalone-stream.js';
 import type { HttpClient } from './http/client.js';
 import { deleteSession, openEventStream, postMessage, type ExchangeOptions } from './http/exchanges.js';
 import { readEventStream } from './sse/reader.js';
-import type { SdkGeneration } from './http/auth.js';
-import type { SdkAuthOption } from './options.js';
+import type { SdkAuthOption, SdkGeneration } from './http/auth.js';
 import { networkEvents, type NetworkSignal } from './network.js';
 import type { HttpAttempt, Telemetry } from './telemetry/option.js';
 
@@ -29,16 +31,14 @@ export interface TransportIo {
   /** The `sdkAuth` option: the SDK's OAuth functions, handed over by a bundled app. */
   sdkAuth?: SdkAuthOption | undefined;
   /**
-   * The running `dataPlane` child's calls, for the facade to hand happy calls to: set while the
-   * chart runs that actor (from start() until the connection closes or fails), else undefined.
+   * The one side channel (ARCHITECTURE.md, "The direct path"): the running `directCalls` child's
+   * door, for the facade to hand the calls `directRoute` routes direct; set while the chart runs
+   * that actor (from start() until the connection closes or fails), else undefined.
    */
-  plane?: DataPlane | undefined;
+  directCalls?: DirectCalls | undefined;
   /** O1: the transport's telemetry, once start() loaded it; undefined (the default) costs one check per request. */
   telemetry?: Telemetry | undefined;
 }
-
-/** The system id of a transport's connection actor, where the actors find their transport's I/O. */
-export const connectionSystemId = 'connection';
 
 /**
  * X3: each transport's I/O, by its actor system (one per transport). It is not chart context: the
@@ -52,12 +52,12 @@ export function attachIo(system: object, io: TransportIo): void {
   ioBySystem.set(system, io);
 }
 
-/** The I/O of the transport this actor runs in. */
-/** How many calls the data plane of `system`'s transport has in flight (for tests and diagnostics; 0 when it runs none). */
+/** How many direct calls `system`'s transport has in flight (for tests and diagnostics; 0 when it runs none). */
 export function directCallsIn(system: object): number {
-  return ioBySystem.get(system)?.plane?.size ?? 0;
+  return ioBySystem.get(system)?.directCalls?.size ?? 0;
 }
 
+/** The I/O of the transport this actor runs in. */
 function ioOf(system: object): TransportIo {
   const io = ioBySystem.get(system);
   if (io === undefined) throw new Error('no transport I/O for this actor system: attachIo(actor.system, io) before start()');
@@ -185,34 +185,21 @@ export const ioActors = {
     };
   }),
   /**
-   * The data plane, owned by the chart: its calls live as long as this actor, which the chart runs
+   * The direct path, owned by the chart: its calls live as long as this actor, which the chart runs
    * for the connection's life. It reports to the chart only what is not a happy answer; the chart
-   * ends its calls (close, failure) and cancels one (R8) by telling it.
+   * opens and closes its gate, ends its calls (close, failure) and cancels one (R8) by telling it.
    */
-  dataPlane: fromCallback<DataPlaneCommand, Record<string, never>>(({ sendBack, receive, system }) => {
+  directCalls: fromCallback<DirectCallsCommand, Record<string, never>>(({ sendBack, receive, system }) => {
     const io = ioOf(system);
-    const root = system.get(connectionSystemId) as { getSnapshot(): { hasTag(tag: string): boolean } };
-    const plane = new DataPlane(
-      io.http,
-      io.sink,
-      io.options,
-      io.telemetry,
-      (event) => {
-        sendBack(event);
-      },
-      // W6: while the chart says `degraded`, a happy answer goes to the chart too: the first one ends it.
-      () => {
-        const snapshot = root.getSnapshot();
-        return snapshot.hasTag('dataPlane') && !snapshot.hasTag('degraded');
-      },
-    );
-    io.plane = plane;
+    const plane = new DataPlane(io.http, io.sink, io.options, io.telemetry, (event) => {
+      sendBack(event);
+    });
+    io.directCalls = plane;
     receive((command) => {
-      if (command.type === 'calls.end') plane.end(command.error, command.answer);
-      else plane.cancel(command.requestId, command.error);
+      plane.command(command);
     });
     return () => {
-      if (io.plane === plane) io.plane = undefined;
+      if (io.directCalls === plane) io.directCalls = undefined;
       // Stopped from outside (the root actor stopped, not closed through the chart): no call is left waiting.
       plane.end(undefined, false);
     };
@@ -225,3 +212,20 @@ export const ioActors = {
     deleteSession(ioOf(system).http, input, signal),
   ),
 };
+
+/** The connection chart with the I/O provided: built once, shared by every transport. */
+export const providedConnectionMachine: ConnectionMachine = connectionMachine.provide({
+  actors: {
+    postStream: postStreamMachine.provide({
+      actors: { postMessage: ioActors.postMessage, resumeStream: ioActors.resumeStream, readStream: ioActors.readStream },
+    }),
+    standaloneStream: standaloneStreamMachine.provide({
+      actors: { openStandalone: ioActors.openStandalone, readStream: ioActors.readStream },
+    }),
+    deleteSession: ioActors.deleteSession,
+    directCalls: ioActors.directCalls,
+    networkStatus: ioActors.networkStatus,
+    authorize: ioActors.authorize,
+    legacyStream: ioActors.legacyStream,
+  },
+});

@@ -1,14 +1,33 @@
 import type { JSONRPCId, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult, SendTicket } from '../machines/types.js';
 import { StreamEndedError, toError, TransportClosedError } from '../machines/errors.js';
-import { failCall } from '../machines/connection/index.js';
-import { requestIdsOf, type DataPlaneReport, type PostStreamReport } from '../machines/post-stream.js';
+import { failCall, NO_ATTEMPTS, type DirectCallReport, type DirectCallsCommand, type DirectRoute } from '../machines/connection/index.js';
+import { requestIdsOf, type PostStreamReport } from '../machines/post-stream.js';
 import { RequestControl, type HttpClient } from './http/client.js';
 import { postMessage, type ExchangeOptions } from './http/exchanges.js';
 import { readEventStream, type StreamReader } from './sse/reader.js';
 import type { Telemetry } from './telemetry/option.js';
 
 /** What the data plane tells the chart: only what is not the happy call. */
-export type DataPlaneEvent = PostStreamReport | DataPlaneReport;
+export type DataPlaneEvent = PostStreamReport | DirectCallReport;
+
+/**
+ * The one side channel into the chart's `directCalls` child (ARCHITECTURE.md, "The direct path"):
+ * the facade hands it a call the chart routed direct (`directRoute`), with no mailbox hop per call.
+ */
+export interface DirectCalls {
+  /** POSTs `message` on `route`'s session; `ticket` settles as a POST child's would. */
+  send(
+    message: JSONRPCMessage,
+    ticket: SendTicket,
+    route: DirectRoute,
+    headers: Readonly<Record<string, string>> | undefined,
+    requestSignal: AbortSignal | undefined,
+  ): void;
+  /** Every call ends now with `error` (the chart's actor failed); `answer`: with a synthetic response (P10). */
+  end(error: Error | undefined, answer: boolean): void;
+  /** Calls in flight (for tests and diagnostics). */
+  readonly size: number;
+}
 
 /** One call on the data plane, from its POST until its answer was delivered. */
 interface DirectCall {
@@ -25,19 +44,21 @@ interface DirectCall {
   unlink: (() => void) | undefined;
 }
 
-const noAttempts = { auth: 0, stepUps: 0 } as const;
-
 /**
- * The data plane (ARCHITECTURE.md, "Control plane and data plane"): while the chart says so (its
- * `dataPlane` tag, read by the facade), a call is POSTed here and its JSON, 202 or SSE answer
+ * The data plane (ARCHITECTURE.md, "The direct path"): while the chart says so (`directRoute`, read
+ * by the facade), a call is POSTed here and its JSON, 202 or SSE answer
  * goes straight to the sink, with no chart event and no actor. Whatever is not that happy answer
  * goes to the chart with the facts a POST child would report: `post.failed` (404, 401/403,
  * network and protocol errors), `post.done` (a changed session ID), `post.interrupted` (a stream
- * that ended before its response). The chart ends calls (close, failure, cancellation) through
- * `end()` and `cancel()`; a call it ended reports nothing more.
+ * that ended before its response). The chart opens and closes its gate, and ends calls (close,
+ * failure, cancellation), by its commands; a call it ended reports nothing more.
  */
-export class DataPlane {
+export class DataPlane implements DirectCalls {
   private readonly calls = new Set<DirectCall>();
+  /** The chart's gate: open while a state that allows direct calls is active (its entry and exit say so). */
+  private open = false;
+  /** W6: while the chart says `degraded`, every answer goes to the chart too: the first happy one ends it. */
+  private degraded = false;
 
   constructor(
     private readonly http: HttpClient,
@@ -46,12 +67,31 @@ export class DataPlane {
     /** O1: the transport's telemetry, if it has one: each call's POST is a child span of its span. */
     private readonly telemetry: Telemetry | undefined,
     private readonly report: (event: DataPlaneEvent) => void,
-    /**
-     * Whether the chart takes a happy answer unheard (its `dataPlane` tag, and not `degraded`,
-     * W6); read when a call ends.
-     */
-    private readonly open: () => boolean,
   ) {}
+
+  /** What the chart tells it. */
+  command(command: DirectCallsCommand): void {
+    switch (command.type) {
+      case 'gate.open':
+        this.open = true;
+        return;
+      case 'gate.close':
+        this.open = false;
+        return;
+      case 'health.degraded':
+        this.degraded = true;
+        return;
+      case 'health.steady':
+        this.degraded = false;
+        return;
+      case 'calls.end':
+        this.end(command.error, command.answer);
+        return;
+      case 'call.cancel':
+        this.cancel(command.requestId, command.error);
+        return;
+    }
+  }
 
   /** Calls in flight (for tests and diagnostics). */
   get size(): number {
@@ -61,8 +101,7 @@ export class DataPlane {
   send(
     message: JSONRPCMessage,
     ticket: SendTicket,
-    sessionId: string | undefined,
-    protocolVersion: string | undefined,
+    route: DirectRoute,
     headers: Readonly<Record<string, string>> | undefined,
     requestSignal: AbortSignal | undefined,
   ): void {
@@ -70,8 +109,8 @@ export class DataPlane {
       message,
       requestIds: requestIdsOf(message),
       ticket,
-      sessionId,
-      protocolVersion,
+      sessionId: route.sessionId,
+      protocolVersion: route.protocolVersion,
       control: new RequestControl(),
       headers,
       reader: undefined,
@@ -120,7 +159,7 @@ export class DataPlane {
   }
 
   /** R8: the caller cancelled this request: its POST or stream stops now. */
-  cancel(requestId: JSONRPCId, error: Error): void {
+  private cancel(requestId: JSONRPCId, error: Error): void {
     for (const call of this.calls) if (call.requestIds.includes(requestId)) this.stop(call, error);
   }
 
@@ -154,7 +193,7 @@ export class DataPlane {
         type: 'post.failed',
         postId: undefined,
         origin: 'caller',
-        attempts: noAttempts,
+        attempts: NO_ATTEMPTS,
         sessionId: call.sessionId,
         message: call.message,
         ticket: call.ticket,
@@ -211,11 +250,11 @@ export class DataPlane {
   /**
    * The happy answer goes straight to the sink, unless the chart must hear of it: another session
    * ID than the one sent (H7), an answer arriving after the chart stopped taking direct calls
-   * (a session re-established meanwhile counts it as progress, F3), or the first answer after the
-   * server was failing (W6, it ends `degraded`), exactly as a POST child's.
+   * (its gate closed: a session re-established meanwhile counts it as progress, F3), or the first
+   * answer after the server was failing (W6, it ends `degraded`), exactly as a POST child's.
    */
   private answer(call: DirectCall, response: JSONRPCResponse | undefined, sessionId: string | undefined): void {
-    if ((sessionId === undefined || sessionId === call.sessionId) && this.open()) {
+    if ((sessionId === undefined || sessionId === call.sessionId) && this.open && !this.degraded) {
       if (response !== undefined) this.sink.deliver(response);
       call.ticket.ended?.();
       return;
@@ -224,7 +263,7 @@ export class DataPlane {
       type: 'post.done',
       postId: undefined,
       origin: 'caller',
-      attempts: noAttempts,
+      attempts: NO_ATTEMPTS,
       message: call.message,
       response,
       sessionId,

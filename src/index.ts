@@ -5,7 +5,8 @@
  * live inspection are behind the devtools door (`./devtools`); everything else is internal.
  */
 export { StreamableHTTPClientTransport, type SendOptions } from './transport.js';
-export type { SdkAuthFunctions, SdkAuthOption, StreamableHTTPClientTransportOptions } from './options.js';
+export type { StreamableHTTPClientTransportOptions } from './options.js';
+export type { SdkAuthFunctions, SdkAuthOption } from './http/auth.js';
 export { parseSavedState, type SavedTransportState } from './saved-state.js';
 export { manualNetwork, type NetworkSignal } from './network.js';
 export { connectionEra, connectionStatus, degradedReason, nextRetry, type ConnectionStatus, type NextRetry } from './ui.js';

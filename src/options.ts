@@ -1,47 +1,13 @@
 import type { InspectOption } from './redaction.js';
 import type { ChartOptions, ReconnectionOptions, ReconnectionScheduler, RestoredSession } from '../machines/types.js';
 import { defaultReconnection } from '../machines/backoff.js';
-import type { FetchLike, TokenSource } from './http/client.js';
 import type { DpopOption } from './http/dpop.js';
+import type { FetchLike, PemInput, TlsOptions, TokenSource } from './http/client.js';
+import type { SdkAuthOption } from './http/auth.js';
 import type { NetworkSignal } from './network.js';
 import type { SavedTransportState } from './saved-state.js';
 import type { ExchangeOptions } from './http/exchanges.js';
 import { InvalidOptionsError } from '../machines/errors.js';
-
-/**
- * A1: the SDK's OAuth functions, as `@modelcontextprotocol/client` (v2) and
- * `@modelcontextprotocol/sdk/client/auth.js` (1.x) export them (`import { auth, UnauthorizedError }`),
- * or a function that loads one of those modules with `import()`.
- */
-export type SdkAuthOption = SdkAuthFunctions | (() => Promise<SdkAuthFunctions>);
-
-/** What of the SDK's OAuth module the flow uses; the v2 SDK's scope helpers widen a step-up (A2). */
-export interface SdkAuthFunctions {
-  // Declared as methods: the SDK's own parameter types (its provider and options) are accepted as they are.
-  auth(provider: never, options: never): Promise<string>;
-  UnauthorizedError: new (message?: string) => Error;
-  computeScopeUnion?(...scopes: never[]): string | undefined;
-  isStrictScopeSuperset?(union: never, current: never): boolean;
-}
-
-/** A PEM text or its bytes (a Node `Buffer` is one), or several. */
-export type PemInput = string | Uint8Array | readonly (string | Uint8Array)[];
-
-/**
- * N2: TLS settings of Node's HTTP client for https endpoints, as `node:tls` takes them. Given,
- * they apply to the transport's own requests (and through a proxy's tunnel, N1); a user's
- * `fetch` has its own.
- */
-export interface TlsOptions {
-  /** Certificate authorities to trust instead of Node's bundled roots: e.g. a company CA, or a self-signed server's certificate. */
-  ca?: PemInput | undefined;
-  /** mTLS: the client's certificate chain (PEM), sent when the server asks for one; needs `key`. */
-  cert?: PemInput | undefined;
-  /** mTLS: the private key of `cert` (PEM). */
-  key?: PemInput | undefined;
-  /** The name the server's certificate must carry (and the SNI sent) when it is not the URL's host, e.g. connecting by IP address. */
-  servername?: string | undefined;
-}
 
 import type { TelemetryOption } from './telemetry/option.js';
 import { aBoolean, aCount, aDuration, aFunction, anObject, aString, issuesOf, isPlainObject, shape } from './validation.js';

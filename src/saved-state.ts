@@ -1,4 +1,6 @@
 import type { JSONRPCRequest, RestoredSession } from '../machines/types.js';
+import type { ConnectionContext } from '../machines/connection/index.js';
+import { resumePoint, type StandaloneStreamContext } from '../machines/standalone-stream.js';
 import { InvalidSavedStateError, McpTransportError } from '../machines/errors.js';
 import { sessionIdProblem, validateMessage } from './schema.js';
 import { anObject, issuesOf, shape } from './validation.js';
@@ -130,5 +132,40 @@ export function restoredSession(state: SavedTransportState, url: URL): { session
       standaloneLastEventId: state.standaloneLastEventId,
       initializeRequest: state.initialize,
     },
+  };
+}
+
+/**
+ * W1: what a new transport needs to continue this connection (`saveState()`), from the chart's
+ * context and its standalone stream's, or undefined when there is no session to continue (not
+ * connected yet, re-establishing one, the legacy transport). Plain JSON with no token.
+ */
+export function savedStateOf(
+  endpoint: URL,
+  context: Pick<
+    ConnectionContext,
+    'era' | 'protocolVersion' | 'discover' | 'sessionId' | 'legacyEndpoint' | 'options' | 'initializeRequest'
+  >,
+  standalone: Pick<StandaloneStreamContext, 'seenIds' | 'lastEventId'> | undefined,
+): SavedTransportState | undefined {
+  // E10: a 2026-07-28 connection keeps its era and the probe's answer; it has no session.
+  if (context.era === 'modern') {
+    return {
+      v: 1,
+      endpoint: endpoint.href,
+      era: 'modern',
+      ...(context.protocolVersion === undefined ? {} : { protocolVersion: context.protocolVersion }),
+      ...(context.discover === undefined ? {} : { discover: context.discover }),
+    };
+  }
+  if (context.sessionId === undefined || context.legacyEndpoint !== undefined) return undefined;
+  const standaloneLastEventId = standalone === undefined ? context.options.restored?.standaloneLastEventId : resumePoint(standalone);
+  return {
+    v: 1,
+    endpoint: endpoint.href,
+    sessionId: context.sessionId,
+    ...(context.protocolVersion === undefined ? {} : { protocolVersion: context.protocolVersion }),
+    ...(standaloneLastEventId === undefined ? {} : { standaloneLastEventId }),
+    ...(context.initializeRequest === undefined ? {} : { initialize: context.initializeRequest }),
   };
 }

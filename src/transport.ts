@@ -1,20 +1,7 @@
-import { createActor, type Actor, type SnapshotFrom } from 'xstate';
-import {
-  connectionMachine,
-  handshakeIsDirect,
-  INITIALIZE,
-  INITIALIZED,
-  isDirectCall,
-  isRequest,
-  sessionOf,
-  envelopeVersion,
-  fingerprint,
-  type ConnectionEmitted,
-  type ConnectionMachine,
-} from '../machines/connection/index.js';
-import { postStreamMachine, requestIdsOf } from '../machines/post-stream.js';
-import { standaloneStreamMachine } from '../machines/standalone-stream.js';
-import type { JSONRPCMessage, MessageSink, SendTicket } from '../machines/types.js';
+import { createActor, type Actor } from 'xstate';
+import { directRoute, envelopeVersion, fingerprint, type ConnectionEmitted, type ConnectionMachine } from '../machines/connection/index.js';
+import { requestIdsOf } from '../machines/post-stream.js';
+import { sendTicket, type JSONRPCMessage, type MessageSink } from '../machines/types.js';
 import {
   asSdkAuthError,
   InvalidMessageError,
@@ -25,8 +12,7 @@ import {
   toError,
   TransportFailedError,
 } from '../machines/errors.js';
-import { resumePoint } from '../machines/standalone-stream.js';
-import { attachIo, connectionSystemId, ioActors, type TransportIo } from './actors.js';
+import { attachIo, providedConnectionMachine, type TransportIo } from './actors.js';
 import { redactingObserver } from './redaction.js';
 import { chooseSender, dpopSource, HttpClient } from './http/client.js';
 import { baseHeaders, perRequestHeaders } from './http/headers.js';
@@ -39,7 +25,7 @@ import {
 } from './options.js';
 import { validateMessage } from './schema.js';
 import { browserNetwork } from './network.js';
-import { checkSavedState, restoredSession, type SavedTransportState } from './saved-state.js';
+import { checkSavedState, restoredSession, savedStateOf, type SavedTransportState } from './saved-state.js';
 import type { Telemetry, TelemetryOption } from './telemetry/option.js';
 
 /** The SDK's send options (`TransportSendOptions`, 1.x and 2.x). */
@@ -56,70 +42,6 @@ export interface SendOptions {
   /** E2, E3: headers for this request only (e.g. `Mcp-Param-*`); reserved names are ignored. */
   headers?: Readonly<Record<string, string>> | undefined;
 }
-
-/**
- * Whether the chart lets the facade POST this message itself: a plain call while the data plane
- * is open, or the handshake message the chart is waiting for (unless only a POST child can
- * carry it: R9's idle watch).
- */
-function takesDirect(snapshot: SnapshotFrom<ConnectionMachine>, message: JSONRPCMessage): boolean {
-  if (snapshot.hasTag('dataPlane')) return isDirectCall(message);
-  if (!handshakeIsDirect(snapshot.context)) return false;
-  if (snapshot.hasTag('dataPlaneInitialized')) return isRequest(message, INITIALIZED);
-  return snapshot.hasTag('dataPlaneInitialize') && isRequest(message, INITIALIZE);
-}
-
-/**
- * A `send()` promise's two ends, settled once, and the caller's stream-end hook (E2); `shape` is
- * what the caller's Client is given for an error (A7).
- */
-function ticketFor(
-  resolve: () => void,
-  reject: (error: Error) => void,
-  onStreamEnd?: () => void,
-  shape: (error: Error) => Error = (error) => error,
-): SendTicket {
-  let settled = false;
-  let ended = false;
-  return {
-    ended() {
-      if (onStreamEnd === undefined) return false;
-      if (!ended) {
-        ended = true;
-        onStreamEnd();
-      }
-      return true;
-    },
-    accepted() {
-      if (settled) return;
-      settled = true;
-      resolve();
-    },
-    failed(error) {
-      if (settled) return false;
-      settled = true;
-      reject(shape(error));
-      return true;
-    },
-  };
-}
-
-/** The connection chart with the I/O provided: built once, shared by every transport. */
-export const providedConnectionMachine: ConnectionMachine = connectionMachine.provide({
-  actors: {
-    postStream: postStreamMachine.provide({
-      actors: { postMessage: ioActors.postMessage, resumeStream: ioActors.resumeStream, readStream: ioActors.readStream },
-    }),
-    standaloneStream: standaloneStreamMachine.provide({
-      actors: { openStandalone: ioActors.openStandalone, readStream: ioActors.readStream },
-    }),
-    deleteSession: ioActors.deleteSession,
-    dataPlane: ioActors.dataPlane,
-    networkStatus: ioActors.networkStatus,
-    authorize: ioActors.authorize,
-    legacyStream: ioActors.legacyStream,
-  },
-});
 
 /**
  * MCP Streamable HTTP client transport: a drop-in for the official SDK's class of the same name
@@ -146,7 +68,7 @@ export class StreamableHTTPClientTransport {
   private readonly authProvider: object | undefined;
   /** E2: the versions the Client supports (`setSupportedProtocolVersions`), for the host to read. */
   private supportedVersions: readonly string[] | undefined;
-  /** What the I/O actors share; `io.plane` is the chart's `dataPlane` child's, while it runs. */
+  /** What the I/O actors share; `io.directCalls` is the chart's `directCalls` child's door, while it runs. */
   private readonly io: TransportIo;
   /** O1: the `telemetry` option, loaded by start() (O2: without it nothing is loaded). */
   private readonly telemetryOption: TelemetryOption | undefined;
@@ -212,13 +134,13 @@ export class StreamableHTTPClientTransport {
       options: exchangeOptions,
       authProvider: options.authProvider,
       network,
-      plane: undefined,
+      directCalls: undefined,
       skipIssuerMetadataValidation: options.skipIssuerMetadataValidation,
       sdkAuth: options.sdkAuth,
     };
     this.io = io;
     this.actor = createActor(providedConnectionMachine, {
-      systemId: connectionSystemId,
+      systemId: 'connection',
       input: { options: chartOptions, sink },
       // X3: every observer, this one and any attached later with actor.system.inspect(), sees redacted events only.
       ...(options.inspect === undefined ? {} : { inspect: redactingObserver(options.inspect) }),
@@ -237,7 +159,7 @@ export class StreamableHTTPClientTransport {
     this.actor.subscribe({
       error: (cause: unknown) => {
         const error = new TransportFailedError('internal error in the transport chart', { cause });
-        this.io.plane?.end(error, false);
+        this.io.directCalls?.end(error, false);
         this.http.end();
         this.onerror?.(error);
         this.onclose?.();
@@ -366,7 +288,7 @@ export class StreamableHTTPClientTransport {
   /** DELETE the session and forget it, as the SDK does; 405 is fine. */
   terminateSession(): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.actor.send({ type: 'session.terminate', ticket: ticketFor(resolve, reject) });
+      this.actor.send({ type: 'session.terminate', ticket: sendTicket(resolve, reject) });
     });
   }
 
@@ -377,28 +299,7 @@ export class StreamableHTTPClientTransport {
    */
   saveState(): SavedTransportState | undefined {
     const { context, children } = this.actor.getSnapshot();
-    // E10: a 2026-07-28 connection keeps its era and the probe's answer; it has no session.
-    if (context.era === 'modern') {
-      return {
-        v: 1,
-        endpoint: this.http.url.href,
-        era: 'modern',
-        ...(context.protocolVersion === undefined ? {} : { protocolVersion: context.protocolVersion }),
-        ...(context.discover === undefined ? {} : { discover: context.discover }),
-      };
-    }
-    if (context.sessionId === undefined || context.legacyEndpoint !== undefined) return undefined;
-    const standalone = children.standalone?.getSnapshot();
-    const standaloneLastEventId =
-      standalone === undefined ? context.options.restored?.standaloneLastEventId : resumePoint(standalone.context);
-    return {
-      v: 1,
-      endpoint: this.http.url.href,
-      sessionId: context.sessionId,
-      ...(context.protocolVersion === undefined ? {} : { protocolVersion: context.protocolVersion }),
-      ...(standaloneLastEventId === undefined ? {} : { standaloneLastEventId }),
-      ...(context.initializeRequest === undefined ? {} : { initialize: context.initializeRequest }),
-    };
+    return savedStateOf(this.http.url, context, children.standalone?.getSnapshot().context);
   }
 
   get sessionId(): string | undefined {
@@ -439,25 +340,16 @@ export class StreamableHTTPClientTransport {
     }
     // W2: offline, a send fails fast (nothing queued to go out later); the session lives on.
     if (snapshot.hasTag('offline')) return Promise.reject(new OfflineError('the network is offline; nothing was sent'));
-    // The data plane: the chart says the session takes direct calls, and this one is a plain call
-    // (no resumption, no batch, no message the chart must see, such as a cancellation). The
-    // handshake goes the same way while the chart waits for it, and the chart hears its outcome,
-    // the happy one included (the data plane reports every answer while its tag is off).
-    const plane = this.io.plane;
-    if (
-      plane !== undefined &&
-      !Array.isArray(message) &&
-      options?.resumptionToken === undefined &&
-      options?.onresumptiontoken === undefined &&
-      takesDirect(snapshot, message)
-    ) {
-      const { sessionId, protocolVersion } = sessionOf(snapshot.context, message);
+    // The direct path, where the chart routes this message (directRoute); the chart hears only
+    // what is not a happy answer (every answer while its gate is closed, the handshake's).
+    const directCalls = this.io.directCalls;
+    const route = directCalls === undefined ? undefined : directRoute(snapshot, message, options);
+    if (route !== undefined && directCalls !== undefined && !Array.isArray(message)) {
       return new Promise((resolve, reject) => {
-        plane.send(
+        directCalls.send(
           message,
-          ticketFor(resolve, reject, options?.onRequestStreamEnd, this.forClient),
-          sessionId,
-          protocolVersion,
+          sendTicket(resolve, reject, options?.onRequestStreamEnd, this.forClient),
+          route,
           perRequestHeaders(options?.headers, this.authProvider !== undefined),
           options?.requestSignal,
         );
@@ -479,7 +371,7 @@ export class StreamableHTTPClientTransport {
       this.actor.send({
         type: 'send',
         message,
-        ticket: ticketFor(resolve, reject, options?.onRequestStreamEnd, this.forClient),
+        ticket: sendTicket(resolve, reject, options?.onRequestStreamEnd, this.forClient),
         resumptionToken: options?.resumptionToken,
         onResumptionToken: options?.onresumptiontoken,
         headers: perRequestHeaders(options?.headers, this.authProvider !== undefined),

@@ -15,14 +15,12 @@ import type {
   ConnectionEmitted,
   ConnectionEvent,
   ConnectionInput,
-  DataPlaneCommand,
   DeleteSessionInput,
   PostRecord,
 } from './types.js';
 
-export * from './messages.js';
-export { spawnPosts, takeOverCall } from './posts.js';
-import { dropRequest, spawnPosts, takeOverCall } from './posts.js';
+import { dropRequest, spawnPosts } from './posts.js';
+import { directCallsSlot } from './direct.js';
 import { BATCHING_PROTOCOL, cancelledRequestId, challengeOf, failCall, INITIALIZE, INITIALIZED, isRequest, asRequest } from './messages.js';
 
 /** The session and protocol version every request of this session carries. */
@@ -49,7 +47,7 @@ export const connectionSetup = setup({
       [post: `post-${number}`]: 'postStream';
       /** E7: a `subscriptions/listen` stream (2026-07-28), a POST stream of its own kind. */
       [listen: `listen-${number}`]: 'postStream';
-      dataPlane: 'dataPlane';
+      directCalls: 'directCalls';
     },
   },
   actors: {
@@ -65,12 +63,10 @@ export const connectionSetup = setup({
       throw new Error("actor 'legacyStream' must be provided with machine.provide({ actors })");
     }),
     /**
-     * The data plane: the calls the facade POSTs itself while the chart allows it, for the whole
-     * life of a started connection (a call begun in one state is answered in the next). The chart
-     * ends them (close, failure) and cancels them (R8) by telling it. A chart driven without a host
-     * has no direct calls: by default it is an actor that holds none.
+     * The direct path (direct.ts): the calls the facade POSTs itself while the chart allows it, for
+     * the whole life of a started connection (a call begun in one state is answered in the next).
      */
-    dataPlane: fromCallback<DataPlaneCommand, Record<string, never>>(() => undefined),
+    directCalls: directCallsSlot(),
     /** W2: tells the chart when the host's network goes and comes back (nothing on a host without a signal). */
     networkStatus: fromCallback<{ type: 'noop' }, Record<string, never>>(() => {
       throw new Error("actor 'networkStatus' must be provided with machine.provide({ actors })");
@@ -174,7 +170,8 @@ export const healthRegion = {
     },
     degraded: {
       tags: ['degraded'],
-      exit: 'forgetTrouble',
+      entry: 'directCallsDegraded',
+      exit: ['forgetTrouble', 'directCallsSteady'],
       on: {
         'health.trouble': { actions: 'noteTrouble' },
         'standalone.waiting': { actions: 'noteTrouble' },
@@ -236,18 +233,10 @@ export const sharedActions = actions({
     assertEvent(event, 'send');
     return { queue: [...context.queue, { ...event, origin: 'caller' as const }] };
   }),
-  /**
-   * A data-plane call's stream ended before its response: a POST child takes it over, to resume
-   * it (R1) or fail it (R2). The data plane accepted the call already.
-   */
-  spawnInterrupted: assign(({ context, event, spawn, self }) => {
-    assertEvent(event, 'post.interrupted');
-    return takeOverCall(context, event, spawn, isOffline(self), undefined);
-  }),
   /** A report's POST child is done: stop it now, since live children make every later spawn slower. */
   stopPost: enqueueActions(({ context, event, enqueue }) => {
     assertEvent(event, ['post.done', 'post.failed']);
-    // A data-plane call reports without an actor: nothing to stop.
+    // A direct call reports without an actor: nothing to stop.
     if (event.postId === undefined) return;
     // E2: a stream that ended with its answer has ended (the v2 SDK's onRequestStreamEnd).
     if (event.type === 'post.done') context.posts[event.postId]?.ticket.ended?.();
@@ -321,14 +310,16 @@ export const sharedActions = actions({
     const id = cancelledRequestId(event.message);
     if (id === undefined) return;
     const cancelled = new StreamEndedError('request cancelled by the client');
-    if ('dataPlane' in self.getSnapshot().children) enqueue.sendTo('dataPlane', { type: 'call.cancel', requestId: id, error: cancelled });
+    if ('directCalls' in self.getSnapshot().children) {
+      enqueue.sendTo('directCalls', { type: 'call.cancel', requestId: id, error: cancelled });
+    }
     const { posts, queue, stopped } = dropRequest(context, id, cancelled);
     for (const childId of stopped) enqueue(stopChild(childId));
     enqueue.assign({ posts, queue });
   }),
   /**
    * E2, E6: the caller aborted this request's `requestSignal`: its POST stream stops now and a
-   * queued copy is dropped; nothing is sent for it (the facade stops a data-plane call itself).
+   * queued copy is dropped; nothing is sent for it (the direct path stops a direct call itself).
    */
   abortRequest: enqueueActions(({ context, event, enqueue }) => {
     assertEvent(event, 'request.abort');

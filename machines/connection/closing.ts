@@ -5,7 +5,8 @@
 import { assertEvent, assign, enqueueActions, or, sendTo, stateIn, stopChild } from 'xstate';
 import type { DoneActorEvent, ErrorActorEvent } from 'xstate';
 import { McpTransportError, StreamableHTTPError, TransportClosedError } from '../errors.js';
-import { deleteInput, failCall, actions, guards, type ConnectionState } from './base.js';
+import { deleteInput, actions, guards, type ConnectionState } from './base.js';
+import { failCall } from './messages.js';
 import type { ConnectionContext } from './types.js';
 
 /** What a DELETE's answer is reported as (typed params, not a look into the event). */
@@ -39,10 +40,10 @@ export const closingActions = actions({
       else post.ticket.failed(reason());
       enqueue(stopChild(id));
     }
-    // The data plane's calls end too, told the same; then it stops, with the connection it served.
-    if ('dataPlane' in self.getSnapshot().children) {
-      enqueue.sendTo('dataPlane', { type: 'calls.end', error: context.error ?? closed, answer: params.answer });
-      enqueue.stopChild('dataPlane');
+    // The direct calls end too, told the same; then their actor stops, with the connection it served.
+    if ('directCalls' in self.getSnapshot().children) {
+      enqueue.sendTo('directCalls', { type: 'calls.end', error: context.error ?? closed, answer: params.answer });
+      enqueue.stopChild('directCalls');
     }
     for (const queued of context.queue) queued.ticket.failed(reason());
     if (context.terminateTicket !== undefined) context.terminateTicket.failed(reason());

@@ -10,6 +10,7 @@
  *   modern.ts         the 2026-07-28 era: sessionless, probed while connecting (E1-E10)
  *   legacy.ts         the 2024-11-05 HTTP+SSE fallback (L1, L2)
  *   closing.ts        close() from an open session or elsewhere, terminateSession() (F1, B2)
+ *   direct.ts         the direct path: its child, its gate, which message takes it (directRoute)
  *   base.ts           the typed setup, shared guards and actions; types.ts: context and events
  */
 import { connectionSetup, sharedActions, sharedGuards } from './base.js';
@@ -20,6 +21,7 @@ import { everywhere, lifecycleActions, lifecycleGuards, lifecycleStates } from '
 import { recoveryActions, recoveryGuards, recoveryStates } from './recovery.js';
 import { sessionActions, sessionGuards, sessionStates } from './session.js';
 import { modernActions, modernGuards, modernState } from './modern.js';
+import { directActions } from './direct.js';
 
 export const connectionMachine = connectionSetup
   .extend({
@@ -43,6 +45,7 @@ export const connectionMachine = connectionSetup
       ...legacyActions,
       ...closingActions,
       ...modernActions,
+      ...directActions,
     },
   })
   .createMachine({
@@ -91,15 +94,14 @@ export const connectionMachine = connectionSetup
 export type ConnectionMachine = typeof connectionMachine;
 
 export type * from './types.js';
-export { handshakeIsDirect } from './session.js';
+export type { DirectCallsCommand, DirectCallReport, DirectRoute, RouteOptions, RouteSnapshot } from './direct.js';
 export {
-  failCall,
-  failureResponse,
-  fingerprint,
-  INITIALIZE,
-  INITIALIZED,
+  directRoute,
+  DIRECT_CALLS,
+  DIRECT_INITIALIZE,
+  DIRECT_INITIALIZED_NOTICE,
+  handshakeIsDirect,
   isDirectCall,
-  isRequest,
   sessionOf,
-  envelopeVersion,
-} from './base.js';
+} from './direct.js';
+export { failCall, failureResponse, fingerprint, INITIALIZE, INITIALIZED, isRequest, envelopeVersion, NO_ATTEMPTS } from './messages.js';

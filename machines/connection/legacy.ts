@@ -5,7 +5,8 @@
 import { assertEvent, assign } from 'xstate';
 import { ProtocolError, statusOf, StreamableHTTPError } from '../errors.js';
 import type { ConnectionContext } from './types.js';
-import { INITIALIZE, isRequest, actions, guards, type ConnectionState } from './base.js';
+import { actions, guards, type ConnectionState } from './base.js';
+import { INITIALIZE, isRequest } from './messages.js';
 
 export const legacyGuards = guards({
   /** L1: 400, 404 or 405 to initialize (never 401/403) means a server of the 2024-11-05 transport. */

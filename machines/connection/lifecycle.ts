@@ -7,7 +7,7 @@
  * chart's public state values (tests, the model, recordings compare them), so `start` is
  * written once below and given to each.
  */
-import { assertEvent, assign, emit, enqueueActions, spawnChild } from 'xstate';
+import { assertEvent, assign, emit, enqueueActions } from 'xstate';
 import { asFailure, McpTransportError } from '../errors.js';
 import { versionFields, actions, guards, type ConnectionState } from './base.js';
 import type { ConnectionContext } from './types.js';
@@ -43,8 +43,6 @@ export const lifecycleGuards = guards({
 
 export const lifecycleActions = actions({
   startFresh: assign(({ context }) => freshSession(context)),
-  /** The data plane runs for the connection's life: from start() until it closes or fails. */
-  startDataPlane: spawnChild('dataPlane', { id: 'dataPlane', input: {} }),
   setVersion: assign(({ event }) => {
     assertEvent(event, 'protocolVersion.set');
     return versionFields(event.version);
@@ -85,16 +83,16 @@ export const everywhere = {
   'session.terminate': { actions: 'terminateNotNow' },
   // E6: a request's requestSignal aborted: its POST child (or queued copy) stops, wherever the chart is.
   'request.abort': { actions: 'abortRequest' },
-  // A data-plane call's stream ended early: wherever the chart is, a POST child takes it over
-  // (the chart ends data-plane calls on close and failure, so none reports after those).
+  // A direct call's stream ended early: wherever the chart is, a POST child takes it over
+  // (the chart ends direct calls on close and failure, so none reports after those).
   'post.interrupted': { actions: 'spawnInterrupted' },
 } as const satisfies ConnectionState['on'];
 
 /** F2: `start` from a stopped transport. */
 const start = [
-  { guard: 'knowsModernEra', target: 'modern', actions: ['startFresh', 'startDataPlane'] },
-  { guard: 'hasPresetSession', target: 'open', actions: ['startFresh', 'startDataPlane'] },
-  { target: 'connecting', actions: ['startFresh', 'startDataPlane'] },
+  { guard: 'knowsModernEra', target: 'modern', actions: ['startFresh', 'startDirectCalls'] },
+  { guard: 'hasPresetSession', target: 'open', actions: ['startFresh', 'startDirectCalls'] },
+  { target: 'connecting', actions: ['startFresh', 'startDirectCalls'] },
 ] as const;
 
 export const lifecycleStates = {

@@ -7,7 +7,7 @@ import { isUnauthorized, statusOf, StreamableHTTPError } from '../errors.js';
 
 export const INITIALIZE = 'initialize';
 export const INITIALIZED = 'notifications/initialized';
-const CANCELLED = 'notifications/cancelled';
+export const CANCELLED = 'notifications/cancelled';
 /** E7: the 2026-07-28 era's long-lived stream of change notifications. */
 export const LISTEN = 'subscriptions/listen';
 /** E1: the 2026-07-28 era's probe, sent before the era is known. */
@@ -51,30 +51,12 @@ export function isRequest(message: JSONRPCMessage | JSONRPCMessage[], method: st
   return !Array.isArray(message) && 'method' in message && message.method === method;
 }
 
-const noSession = { sessionId: undefined, protocolVersion: undefined } as const;
-
-/** H3: the session and version a message goes with: none for an initialize, even when stale ones are cached. */
-export function sessionOf(
-  context: { sessionId: string | undefined; protocolVersion: string | undefined },
-  message: JSONRPCMessage | JSONRPCMessage[],
-): { sessionId: string | undefined; protocolVersion: string | undefined } {
-  return isRequest(message, INITIALIZE) ? noSession : context;
-}
+/** A message's authorization so far, before any (A1, A2). */
+export const NO_ATTEMPTS = { auth: 0, stepUps: 0 } as const;
 
 /** The message as a JSON-RPC request (an id and a method), or undefined. */
 export function asRequest(message: JSONRPCMessage | JSONRPCMessage[]): JSONRPCRequest | undefined {
   return !Array.isArray(message) && 'id' in message && 'method' in message ? message : undefined;
-}
-
-/**
- * A message the data plane may carry while the chart allows it (its `dataPlane` tag): any but
- * those the chart must see itself: an initialize, a cancellation (R8 stops the cancelled
- * request's stream first), the era probe (E1, E10) and a `subscriptions/listen` (a child, E7).
- */
-export function isDirectCall(message: JSONRPCMessage): boolean {
-  if (!('method' in message)) return true;
-  const method = message.method;
-  return method !== INITIALIZE && method !== CANCELLED && method !== LISTEN && method !== DISCOVER;
 }
 
 /**
@@ -171,5 +153,3 @@ export function fingerprint(sessionId: string | undefined): string | undefined {
   }
   return `#${hash.toString(16).padStart(8, '0')}`;
 }
-
-export const noTicket: SendTicket = { accepted: () => undefined, failed: () => false };

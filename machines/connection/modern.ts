@@ -11,17 +11,8 @@
  */
 import { assertEvent, assign, emit, enqueueActions } from 'xstate';
 import { ModernOnlyServerError, ProtocolError, statusOf } from '../errors.js';
-import {
-  actions,
-  guards,
-  healthRegion,
-  isOffline,
-  networkRegion,
-  openAnswer,
-  openFailure,
-  takeOverCall,
-  type ConnectionState,
-} from './base.js';
+import { actions, guards, healthRegion, isOffline, networkRegion, openAnswer, openFailure, type ConnectionState } from './base.js';
+import { DIRECT_CALLS, takeOverCall } from './direct.js';
 import {
   asRequest,
   DISCOVER,
@@ -175,10 +166,10 @@ export const modernState = {
     'session.terminate': { actions: 'acknowledgeTerminate' },
   },
   states: {
-    /** Every request goes out on the data plane: the chart hears only what is not a happy answer. */
+    /** Every request goes out on the direct path: the chart hears only what is not a happy answer. */
     calls: {
       initial: 'open',
-      states: { open: { tags: ['connected', 'dataPlane'] } },
+      states: { open: { tags: ['connected', DIRECT_CALLS], entry: 'openDirectGate', exit: 'closeDirectGate' } },
     },
     network: networkRegion,
     health: healthRegion,

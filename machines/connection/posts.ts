@@ -1,11 +1,11 @@
 /**
- * The POST children, as the chart spawns them: one per send (in order), one that takes a
- * data-plane call over (to resume, fail or re-issue it), and which of them a cancelled or
- * aborted request stops. Kept apart from base.ts so each file keeps to one concern.
+ * The POST children, as the chart spawns them: one per send (in order), and which of them a
+ * cancelled or aborted request stops. Kept apart from base.ts so each file keeps to one concern.
  */
 import type { JSONRPCId } from '../types.js';
-import { requestIdsOf, type DataPlaneReport, type PostStreamInput } from '../post-stream.js';
-import { freePostId, isRequest, LISTEN, sessionOf } from './messages.js';
+import { requestIdsOf, type PostStreamInput } from '../post-stream.js';
+import { freePostId, isRequest, LISTEN, NO_ATTEMPTS } from './messages.js';
+import { sessionOf } from './direct.js';
 import type { ConnectionContext, QueuedSend } from './types.js';
 
 function postInput(context: ConnectionContext, send: QueuedSend, offline: boolean): PostStreamInput {
@@ -14,7 +14,7 @@ function postInput(context: ConnectionContext, send: QueuedSend, offline: boolea
     message: send.message,
     ticket: send.ticket,
     origin: send.origin,
-    attempts: send.attempts ?? { auth: 0, stepUps: 0 },
+    attempts: send.attempts ?? NO_ATTEMPTS,
     endpoint: context.legacyEndpoint,
     resumptionToken: send.resumptionToken,
     onResumptionToken: send.onResumptionToken,
@@ -65,41 +65,4 @@ export function dropRequest(
   const queue = context.queue.filter((queued) => !requestIdsOf(queued.message).includes(id));
   for (const dropped of context.queue) if (!queue.includes(dropped)) dropped.ticket.failed(error);
   return { posts, queue, stopped };
-}
-
-/**
- * A data-plane call whose stream ended before its response, taken over by a POST child: to
- * resume it (R1) or fail it (R2; E5 in the 2026-07-28 era), or, given `reissueAs`, to send it
- * once more under that id (E5). The data plane accepted the call already.
- */
-export function takeOverCall(
-  context: ConnectionContext,
-  event: DataPlaneReport,
-  spawn: (src: 'postStream', options: { id: `post-${number}`; input: PostStreamInput }) => unknown,
-  offline: boolean,
-  reissueAs: JSONRPCId | undefined,
-): Pick<ConnectionContext, 'posts'> {
-  const posts = { ...context.posts };
-  const id = freePostId(posts);
-  spawn('postStream', {
-    id,
-    input: {
-      message: event.message,
-      ticket: event.ticket,
-      origin: 'caller',
-      attempts: { auth: 0, stepUps: 0 },
-      sessionId: event.sessionId,
-      protocolVersion: event.protocolVersion,
-      options: context.options,
-      interrupted: reissueAs === undefined ? event.interrupted : undefined,
-      reissueAs,
-      // W2: a stream cut while the host is offline waits paused, spending no attempt.
-      offline,
-      // E5: in the 2026-07-28 era it is not resumed: the call fails at once.
-      modern: context.era === 'modern',
-      headers: event.headers,
-    },
-  });
-  posts[id] = { ticket: event.ticket, requestIds: requestIdsOf(event.message), origin: 'caller' };
-  return { posts };
 }

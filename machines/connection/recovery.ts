@@ -5,7 +5,10 @@
  */
 import { assertEvent, assign, emit } from 'xstate';
 import { isSessionMissing, ProtocolError, SessionExpiredError, sessionExpiredMessage } from '../errors.js';
-import { fingerprint, INITIALIZED, noTicket, isOffline, spawnPosts, actions, guards, type ConnectionState } from './base.js';
+import { isOffline, actions, guards, type ConnectionState } from './base.js';
+import { fingerprint, INITIALIZED } from './messages.js';
+import { noTicket } from '../types.js';
+import { spawnPosts } from './posts.js';
 
 export const recoveryGuards = guards({
   /** F3: recover when asked to, when there is an initialize to repeat, and not for a request already repeated once. */

@@ -5,13 +5,8 @@
 import { assertEvent, assign, emit, enqueueActions, stopChild } from 'xstate';
 import { asFailure, ProtocolError, StreamableHTTPError, StreamEndedError } from '../errors.js';
 import { requestIdsOf } from '../post-stream.js';
-import { failCall } from './messages.js';
 import {
-  asRequest,
-  INITIALIZE,
-  isRequest,
   isOffline,
-  spawnPosts,
   actions,
   guards,
   networkRegion,
@@ -22,6 +17,9 @@ import {
   otherFailure,
   type ConnectionState,
 } from './base.js';
+import { asRequest, failCall, INITIALIZE, isRequest } from './messages.js';
+import { spawnPosts } from './posts.js';
+import { DIRECT_CALLS, DIRECT_INITIALIZE, DIRECT_INITIALIZED_NOTICE, handshakeIsDirect } from './direct.js';
 import { probeAnswers } from './modern.js';
 import { authorizeFrom } from './authorization.js';
 import type { ConnectionContext, ConnectionEvent } from './types.js';
@@ -41,21 +39,12 @@ function isOtherSessionId(context: ConnectionContext, event: ConnectionEvent): b
 const otherSessionIdWarning = () =>
   new ProtocolError('server sent a different session ID on a later response; keeping the established one');
 
-/**
- * Whether a POST without a POST child is possible at all: not while streams are watched for
- * idleness (R9), which only a POST child does. The facade reads it, with the `dataPlaneInitialize`
- * and `dataPlaneInitialized` tags, for the handshake.
- */
-export function handshakeIsDirect(context: Pick<ConnectionContext, 'options'>): boolean {
-  return context.options.streamIdleTimeout === undefined;
-}
-
 export const sessionGuards = guards({
   isInitialize: ({ event }) => event.type === 'send' && isRequest(event.message, INITIALIZE),
   isInitializeFailure: ({ event }) => (event.type === 'post.failed' || event.type === 'post.done') && isRequest(event.message, INITIALIZE),
   isOtherSessionId: ({ context, event }) => isOtherSessionId(context, event),
   /**
-   * The data plane may carry calls: not while a re-established session is unproven (the first
+   * The direct path may carry calls: not while a re-established session is unproven (the first
    * answer resets the count, in the chart, F3) nor while streams are watched for idleness (R9).
    */
   takesDirectCalls: ({ context }) => context.recoveriesWithoutProgress === 0 && handshakeIsDirect(context),
@@ -105,7 +94,7 @@ export const sessionActions = actions({
     enqueue.assign({ sessionIdMismatchReported: true });
     enqueue.emit({ type: 'warning', error: otherSessionIdWarning() });
   }),
-  /** H7 for the first answer after a recovery, which is handled apart (it reopens the data plane). */
+  /** H7 for the first answer after a recovery, which is handled apart (it reopens the direct path). */
   reportIfOtherSessionId: enqueueActions(({ context, event, enqueue }) => {
     if (!isOtherSessionId(context, event)) return;
     enqueue.assign({ sessionIdMismatchReported: true });
@@ -153,12 +142,12 @@ const staleSessionMissing = { guard: 'isStaleSessionMissing', actions: ['stopPos
 export const sessionStates = {
   /**
    * The initialize POST is in flight, or awaited. The facade POSTs the initialize itself (tag
-   * `dataPlaneInitialize`) and reports every outcome here, the InitializeResult included: no POST
+   * `directInitialize`) and reports every outcome here, the InitializeResult included: no POST
    * child for it unless its stream must be resumed. A machine driven without the facade gets a
    * POST child for it as before.
    */
   connecting: {
-    tags: ['connecting', 'dataPlaneInitialize'],
+    tags: ['connecting', DIRECT_INITIALIZE],
     on: {
       send: [{ guard: 'isInitialize', actions: ['cacheInitialize', 'spawnPost'] }, { actions: 'spawnPost' }],
       // E1: the 2026-07-28 era is decided here, by the Client's probe and the version it settles on.
@@ -180,11 +169,11 @@ export const sessionStates = {
   },
   /**
    * InitializeResult received; waiting for notifications/initialized to be accepted. The facade
-   * POSTs that notification itself (tag `dataPlaneInitialized`) and reports every outcome here,
+   * POSTs that notification itself (tag `directInitializedNotice`) and reports every outcome here,
    * the 202 included: no POST child for it.
    */
   initializing: {
-    tags: ['connecting', 'dataPlaneInitialized'],
+    tags: ['connecting', DIRECT_INITIALIZED_NOTICE],
     on: {
       send: { actions: 'spawnPost' },
       'post.done': [{ guard: 'isInitializedAccepted', target: 'open', actions: 'stopPost' }, otherAnswer],
@@ -229,8 +218,8 @@ export const sessionStates = {
             initial: 'choosing',
             states: {
               choosing: { always: [{ guard: 'takesDirectCalls', target: 'direct' }, { target: 'charted' }] },
-              /** The data plane is open: the facade POSTs plain calls itself; the chart hears only what is not a happy answer. */
-              direct: { tags: ['dataPlane'] },
+              /** The direct path is open: the facade POSTs plain calls itself; the chart hears only what is not a happy answer. */
+              direct: { tags: [DIRECT_CALLS], entry: 'openDirectGate', exit: 'closeDirectGate' },
               /** Every call through the chart: after a session was re-established until a call is answered (F3), or with streamIdleTimeout (R9). */
               charted: {
                 on: {

@@ -10,7 +10,8 @@ import type {
   SendAttempts,
   SendTicket,
 } from '../types.js';
-import type { DataPlaneReport, PostOrigin, PostStreamReport } from '../post-stream.js';
+import type { PostOrigin, PostStreamReport } from '../post-stream.js';
+import type { DirectCallReport } from './direct.js';
 import type { StandaloneStreamReport } from '../standalone-stream.js';
 
 export interface ConnectionInput {
@@ -34,7 +35,7 @@ export type ConnectionEvent =
   /** A warning from the host's I/O (a bad event on a stream): the chart emits it, the one channel for warnings. */
   | { type: 'warning'; error: Error; once?: string | undefined }
   | PostStreamReport
-  | DataPlaneReport
+  | DirectCallReport
   | StandaloneStreamReport
   | LegacyStreamReport
   /** W2: the host's network signal (the `networkStatus` actor). */
@@ -58,19 +59,6 @@ export type ConnectionEmitted =
   | { type: 'session.ended' }
   /** The session was re-established (F3); IDs are fingerprints, never the IDs themselves (X1). */
   | { type: 'session.changed'; previous: string | undefined; current: string | undefined };
-
-/**
- * What the chart tells its data plane (the `dataPlane` child, which POSTs the happy calls the
- * facade hands it; ARCHITECTURE.md, "Control plane and data plane").
- */
-export type DataPlaneCommand =
-  /**
-   * Its calls end now (close, failure), each told `error` (undefined: the transport closed, and
-   * whoever ends a call makes its `TransportClosedError`); `answer`: with a synthetic response (P10).
-   */
-  | { type: 'calls.end'; error: Error | undefined; answer: boolean }
-  /** R8: its call for this request stops now. */
-  | { type: 'call.cancel'; requestId: JSONRPCId; error: Error };
 
 /** The states that can meet a 401 or 403 and return once authorized. */
 export type AuthReturn = 'connecting' | 'initializing' | 'open' | 'modern';

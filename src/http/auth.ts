@@ -1,7 +1,22 @@
 import type { AuthChallenge } from '../../machines/types.js';
 import type { McpTransportError } from '../../machines/errors.js';
 import type { FetchLike } from './client.js';
-import type { SdkAuthOption } from '../options.js';
+
+/**
+ * A1: the SDK's OAuth functions, as `@modelcontextprotocol/client` (v2) and
+ * `@modelcontextprotocol/sdk/client/auth.js` (1.x) export them (`import { auth, UnauthorizedError }`),
+ * or a function that loads one of those modules with `import()`.
+ */
+export type SdkAuthOption = SdkAuthFunctions | (() => Promise<SdkAuthFunctions>);
+
+/** What of the SDK's OAuth module the flow uses; the v2 SDK's scope helpers widen a step-up (A2). */
+export interface SdkAuthFunctions {
+  // Declared as methods: the SDK's own parameter types (its provider and options) are accepted as they are.
+  auth(provider: never, options: never): Promise<string>;
+  UnauthorizedError: new (message?: string) => Error;
+  computeScopeUnion?(...scopes: never[]): string | undefined;
+  isStrictScopeSuperset?(union: never, current: never): boolean;
+}
 
 /**
  * Loaded with `import()` only when an authProvider authorizes (its first 401, or finishAuth()),

@@ -2,7 +2,6 @@ import { InvalidOptionsError, TransportClosedError } from '../../machines/errors
 import type { ChunkSource } from '../../machines/types.js';
 import { discardBody } from './body.js';
 import type { BaseHeaders } from './headers.js';
-import type { TlsOptions } from '../options.js';
 import type { DpopOption, DpopSessionLike } from './dpop.js';
 
 /** A `fetch`-compatible function (the `fetch` option). */
@@ -88,6 +87,25 @@ function fetchSender(fetchFn: FetchLike): HttpSend {
     if (control !== undefined) init.signal = control.signal;
     return fetchFn(url, init);
   };
+}
+
+/** A PEM text or its bytes (a Node `Buffer` is one), or several. */
+export type PemInput = string | Uint8Array | readonly (string | Uint8Array)[];
+
+/**
+ * N2: TLS settings of Node's HTTP client for https endpoints, as `node:tls` takes them. Given,
+ * they apply to the transport's own requests (and through a proxy's tunnel, N1); a user's
+ * `fetch` has its own.
+ */
+export interface TlsOptions {
+  /** Certificate authorities to trust instead of Node's bundled roots: e.g. a company CA, or a self-signed server's certificate. */
+  ca?: PemInput | undefined;
+  /** mTLS: the client's certificate chain (PEM), sent when the server asks for one; needs `key`. */
+  cert?: PemInput | undefined;
+  /** mTLS: the private key of `cert` (PEM). */
+  key?: PemInput | undefined;
+  /** The name the server's certificate must carry (and the SNI sent) when it is not the URL's host, e.g. connecting by IP address. */
+  servername?: string | undefined;
 }
 
 /** What picks a transport's sender: the options that say how its requests go out. */

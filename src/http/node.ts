@@ -11,8 +11,7 @@ import type * as Https from 'node:https';
 import type { Readable } from 'node:stream';
 import type * as Zlib from 'node:zlib';
 import type { ChunkReader, ChunkSource } from '../../machines/types.js';
-import type { HttpResponse, HttpSend, RequestControl, SenderOptions } from './client.js';
-import type { TlsOptions } from '../options.js';
+import type { HttpResponse, HttpSend, RequestControl, SenderOptions, TlsOptions } from './client.js';
 import { InvalidOptionsError } from '../../machines/errors.js';
 
 /** N1, N2: what the Node client needs of the options besides `requestInit`. */

@@ -45,9 +45,9 @@ describe('the CLI against the SDK server', { timeout: 60_000 }, () => {
     const result = await run([server.url.href, '--call', 'echo', '--args', '{"text":"hello cli"}', '--header', 'X-Trace: cli-test']);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/\[\s*\d+ ms\] state\s+connecting {2}\[connecting, dataPlaneInitialize\]/);
+    expect(result.stdout).toMatch(/\[\s*\d+ ms\] state\s+connecting {2}\[connecting, directInitialize\]/);
     expect(result.stdout).toMatch(
-      /state\s+open\.session\.active\.direct \+ open\.standalone\.active \+ open\.network\.online {2}\[connected, dataPlane\] {2}\(\+\d+ ms\)/,
+      /state\s+open\.session\.active\.direct \+ open\.standalone\.active \+ open\.network\.online {2}\[connected, directCalls\] {2}\(\+\d+ ms\)/,
     );
     expect(result.stdout).toMatch(/connected\s+fixture 1\.0\.0, protocol 2025-11-25/);
     expect(result.stdout).toMatch(/tools \(3\)\n {2}echo\s+echoes its text\n {2}progress/);

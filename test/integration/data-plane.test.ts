@@ -1,6 +1,6 @@
 /**
  * The data plane (DESIGN.md, "Control plane and data plane"): while the chart says the session is
- * open (its `dataPlane` tag), the facade POSTs a call itself and delivers a JSON, 202 or SSE answer
+ * open (its `directCalls` tag), the facade POSTs a call itself and delivers a JSON, 202 or SSE answer
  * with no chart event and no actor; everything else is handed to the chart with today's payloads.
  * These tests prove the hand-overs and the races, on the scripted server over real HTTP.
  */
@@ -53,7 +53,7 @@ async function connected(options: StreamableHTTPClientTransportOptions = {}, ser
   await until(() => messages.some((m) => isResponse(m) && m.id === 0), 'the InitializeResult');
   await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   transport.setProtocolVersion(PROTOCOL_VERSION);
-  await until(() => transport.actor.getSnapshot().hasTag('dataPlane'), 'the data plane open');
+  await until(() => transport.actor.getSnapshot().hasTag('directCalls'), 'the data plane open');
   // The scripted server has no standalone stream (405): wait for that answer, so the chart is quiet.
   await until(() => transport.actor.getSnapshot().matches({ open: { standalone: 'ended' } }), 'the standalone GET refused');
   messages.length = 0;
@@ -93,7 +93,7 @@ describe('data plane: the happy call', () => {
     expect(messages.map((m) => ('id' in m ? m.id : 'method' in m ? m.method : ''))).toEqual([1, 'notifications/message', 2]);
     expect(chartEvents).toEqual([]);
     expect(postChildren()).toEqual([]);
-    expect(transport.actor.getSnapshot().hasTag('dataPlane')).toBe(true);
+    expect(transport.actor.getSnapshot().hasTag('directCalls')).toBe(true);
   });
 });
 
@@ -127,16 +127,16 @@ const initialize: JSONRPCMessage = {
 describe('data plane: the handshake', () => {
   it('H3, F3: initialize and notifications/initialized are POSTed by the facade while the chart waits for them (no POST child); the chart hears each answer, adopts the session and keeps the initialize for a recovery', async () => {
     const { server, transport, messages, spawned, chartEvents } = await handshake();
-    expect(transport.actor.getSnapshot().hasTag('dataPlaneInitialize')).toBe(true);
+    expect(transport.actor.getSnapshot().hasTag('directInitialize')).toBe(true);
     await transport.send(initialize);
     await until(() => transport.actor.getSnapshot().matches('initializing'), 'the InitializeResult adopted');
     expect(transport.sessionId).toBe(server.sessionId);
     expect(messages).toEqual([
       result(0, { protocolVersion: PROTOCOL_VERSION, capabilities: {}, serverInfo: { name: 'scripted', version: '1.0.0' } }),
     ]);
-    expect(transport.actor.getSnapshot().hasTag('dataPlaneInitialized')).toBe(true);
+    expect(transport.actor.getSnapshot().hasTag('directInitializedNotice')).toBe(true);
     await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    await until(() => transport.actor.getSnapshot().hasTag('dataPlane'), 'the session open');
+    await until(() => transport.actor.getSnapshot().hasTag('directCalls'), 'the session open');
     expect(spawned).toEqual([]);
     expect(chartEvents.filter((type) => type === 'post.done')).toHaveLength(2);
     // H3: the initialize carried no session; the notification carried the new one.
@@ -182,7 +182,7 @@ describe('data plane: the handshake', () => {
 
   it('R9: with streamIdleTimeout the handshake goes through POST children, since only they watch a stream for idleness', async () => {
     const { transport, spawned } = await handshake({ streamIdleTimeout: 5_000 });
-    expect(transport.actor.getSnapshot().hasTag('dataPlaneInitialize')).toBe(true);
+    expect(transport.actor.getSnapshot().hasTag('directInitialize')).toBe(true);
     await transport.send(initialize);
     await until(() => transport.actor.getSnapshot().matches('initializing'), 'the InitializeResult adopted');
     await transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
@@ -223,7 +223,7 @@ describe('data plane: hand-over to the chart', () => {
     await transport.send(call(1));
     const response = await responseTo(1);
     expect('error' in response && response.error.message).toContain('request ended without a response');
-    expect(transport.actor.getSnapshot().hasTag('dataPlane')).toBe(true);
+    expect(transport.actor.getSnapshot().hasTag('directCalls')).toBe(true);
   });
 
   it('H7: a different session ID on a data-plane answer is handed to the chart: reported once, the call answered, the established ID kept', async () => {
@@ -293,7 +293,7 @@ describe('data plane: races', () => {
       expect(posts.map((r) => header(r, 'mcp-session-id'))).toEqual([old, 'new-1']);
     }
     expect(transport.sessionId).toBe('new-1');
-    await until(() => transport.actor.getSnapshot().hasTag('dataPlane'), 'the data plane open again');
+    await until(() => transport.actor.getSnapshot().hasTag('directCalls'), 'the data plane open again');
   });
 
   it('F3, F4, P10: with sessionRecovery "fail", a 404 fails the transport; a call still in flight on the data plane is rejected with the SessionExpiredError', async () => {

@@ -23,6 +23,17 @@ export function staticImports(source: string): string[] {
   return specifiers;
 }
 
+/** Every module specifier a source names in an import or re-export, type-only ones included. */
+export function everyImport(source: string): string[] {
+  const statement = /^\s*(?:import|export)\s+(?:type\s+)?(?:[^'";]*?\s+from\s+)?'([^']+)'/gm;
+  return [...source.matchAll(statement)].flatMap((match) => (match[1] === undefined ? [] : [match[1]]));
+}
+
+/** The repository path `specifier` names, imported from `file`. */
+export function resolvedFrom(file: string, specifier: string): string {
+  return relative(repositoryRoot, resolve(repositoryRoot, dirname(file), specifier.replace(/\.js$/, '.ts')));
+}
+
 export type Reader = (path: string) => string;
 export const readSource: Reader = (path) => readFileSync(join(repositoryRoot, path), 'utf8');
 

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createActor, emit, setup, type AnyStateNode } from 'xstate';
 import { connectionMachine, postStreamMachine, standaloneStreamMachine } from '../../machines/index.js';
 import { createJsonlRecorder, recordingFormat, type JsonlRecord } from '../../src/devtools/recorder.js';
-import { providedConnectionMachine } from '../../src/transport.js';
+import { providedConnectionMachine } from '../../src/actors.js';
 import { chartOptions, fakeIo, machineWith, recordingSink } from './fakes.js';
 import {
   activePaths,

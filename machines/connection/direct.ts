@@ -1,0 +1,184 @@
+/**
+ * The direct path, the chart's side of it: the calls the facade POSTs itself (src/data-plane.ts)
+ * with no chart event and no actor per call, inside the chart's `directCalls` child. Here are its
+ * slot and its spawning, its gate (opened on entry and closed on exit by the states that allow
+ * direct calls), which message may take it and where each goes (`directRoute`), what the chart
+ * tells it and what it reports, and the POST child that takes a cut call over.
+ */
+import { assertEvent, assign, fromCallback, sendTo, spawnChild } from 'xstate';
+import type { JSONRPCId, JSONRPCMessage, SendTicket } from '../types.js';
+import { requestIdsOf, type InterruptedStream, type PostStreamInput } from '../post-stream.js';
+import { CANCELLED, DISCOVER, freePostId, INITIALIZE, INITIALIZED, isRequest, LISTEN, NO_ATTEMPTS } from './messages.js';
+import { actions, isOffline } from './base.js';
+import type { ConnectionContext } from './types.js';
+
+/**
+ * The tags by which the chart tells the facade what it may POST itself: a plain call (while the
+ * gate is open), the initialize (`connecting`), notifications/initialized (`initializing`).
+ */
+export const DIRECT_CALLS = 'directCalls';
+export const DIRECT_INITIALIZE = 'directInitialize';
+export const DIRECT_INITIALIZED_NOTICE = 'directInitializedNotice';
+
+/** What the chart tells its `directCalls` child. */
+export type DirectCallsCommand =
+  /** The gate: open, an answer that keeps its call's session goes straight to the sink; closed, the chart hears every answer. */
+  | { type: 'gate.open' }
+  | { type: 'gate.close' }
+  /** W6: while `degraded`, every answer goes to the chart too, so that the first happy one ends it. */
+  | { type: 'health.degraded' }
+  | { type: 'health.steady' }
+  /**
+   * Its calls end now (close, failure), each told `error` (undefined: the transport closed, and
+   * whoever ends a call makes its `TransportClosedError`); `answer`: with a synthetic response (P10).
+   */
+  | { type: 'calls.end'; error: Error | undefined; answer: boolean }
+  /** R8: its call for this request stops now. */
+  | { type: 'call.cancel'; requestId: JSONRPCId; error: Error };
+
+/**
+ * What the direct path reports besides `post.done` / `post.failed`: a stream that ended before
+ * its response, for the chart to spawn a POST child on it.
+ */
+export type DirectCallReport = {
+  type: 'post.interrupted';
+  message: JSONRPCMessage;
+  /** E3: the caller's own headers for this request, for the POST child that takes the call over. */
+  headers?: Readonly<Record<string, string>> | undefined;
+  ticket: SendTicket;
+  /** The session and version the call carried; the resume GET carries the same (R1). */
+  sessionId: string | undefined;
+  protocolVersion: string | undefined;
+  interrupted: InterruptedStream;
+};
+
+/**
+ * The slot's default: a chart driven without a host has no direct calls, so an actor that holds
+ * none. A function (hoisted), so that the setup may take it before this module has run.
+ */
+export function directCallsSlot() {
+  return fromCallback<DirectCallsCommand, Record<string, never>>(() => undefined);
+}
+
+const noSession = { sessionId: undefined, protocolVersion: undefined } as const;
+
+/** H3: the session and version a message goes with: none for an initialize, even when stale ones are cached. */
+export function sessionOf(
+  context: { sessionId: string | undefined; protocolVersion: string | undefined },
+  message: JSONRPCMessage | JSONRPCMessage[],
+): { sessionId: string | undefined; protocolVersion: string | undefined } {
+  return isRequest(message, INITIALIZE) ? noSession : context;
+}
+
+/**
+ * A message the direct path may carry while the gate is open: any but those the chart must see
+ * itself: an initialize, a cancellation (R8 stops the cancelled request's stream first), the era
+ * probe (E1, E10) and a `subscriptions/listen` (a child, E7).
+ */
+export function isDirectCall(message: JSONRPCMessage): boolean {
+  if (!('method' in message)) return true;
+  const method = message.method;
+  return method !== INITIALIZE && method !== CANCELLED && method !== LISTEN && method !== DISCOVER;
+}
+
+/**
+ * Whether a POST without a POST child is possible at all: not while streams are watched for
+ * idleness (R9), which only a POST child does.
+ */
+export function handshakeIsDirect(context: Pick<ConnectionContext, 'options'>): boolean {
+  return context.options.streamIdleTimeout === undefined;
+}
+
+/** What `directRoute` reads of the chart's snapshot. */
+export interface RouteSnapshot {
+  context: Pick<ConnectionContext, 'options' | 'sessionId' | 'protocolVersion'>;
+  hasTag(tag: string): boolean;
+}
+
+/** What `directRoute` reads of the caller's send options. */
+export interface RouteOptions {
+  resumptionToken?: string | undefined;
+  onresumptiontoken?: ((token: string) => void) | undefined;
+}
+
+/** Where a direct call goes: the session and protocol version it carries (H3). */
+export interface DirectRoute {
+  sessionId: string | undefined;
+  protocolVersion: string | undefined;
+}
+
+/**
+ * Where a message goes: on the direct path (with the session it carries), or, undefined, through
+ * the chart. Direct: a plain call (no resumption, no batch, no message the chart must see) while
+ * the chart takes direct calls, or the handshake message the chart is waiting for (unless only a
+ * POST child can carry it: R9's idle watch).
+ */
+export function directRoute(
+  snapshot: RouteSnapshot,
+  message: JSONRPCMessage | JSONRPCMessage[],
+  options: RouteOptions | undefined,
+): DirectRoute | undefined {
+  if (Array.isArray(message) || options?.resumptionToken !== undefined || options?.onresumptiontoken !== undefined) return undefined;
+  if (snapshot.hasTag(DIRECT_CALLS)) return isDirectCall(message) ? sessionOf(snapshot.context, message) : undefined;
+  if (!handshakeIsDirect(snapshot.context)) return undefined;
+  if (snapshot.hasTag(DIRECT_INITIALIZED_NOTICE)) return isRequest(message, INITIALIZED) ? sessionOf(snapshot.context, message) : undefined;
+  return snapshot.hasTag(DIRECT_INITIALIZE) && isRequest(message, INITIALIZE) ? noSession : undefined;
+}
+
+/**
+ * A direct call whose stream ended before its response, taken over by a POST child: to resume it
+ * (R1) or fail it (R2; E5 in the 2026-07-28 era), or, given `reissueAs`, to send it once more
+ * under that id (E5). The direct path accepted the call already.
+ */
+export function takeOverCall(
+  context: ConnectionContext,
+  event: DirectCallReport,
+  spawn: (src: 'postStream', options: { id: `post-${number}`; input: PostStreamInput }) => unknown,
+  offline: boolean,
+  reissueAs: JSONRPCId | undefined,
+): Pick<ConnectionContext, 'posts'> {
+  const posts = { ...context.posts };
+  const id = freePostId(posts);
+  spawn('postStream', {
+    id,
+    input: {
+      message: event.message,
+      ticket: event.ticket,
+      origin: 'caller',
+      attempts: NO_ATTEMPTS,
+      sessionId: event.sessionId,
+      protocolVersion: event.protocolVersion,
+      options: context.options,
+      interrupted: reissueAs === undefined ? event.interrupted : undefined,
+      reissueAs,
+      // W2: a stream cut while the host is offline waits paused, spending no attempt.
+      offline,
+      // E5: in the 2026-07-28 era it is not resumed: the call fails at once.
+      modern: context.era === 'modern',
+      headers: event.headers,
+    },
+  });
+  posts[id] = { ticket: event.ticket, requestIds: requestIdsOf(event.message), origin: 'caller' };
+  return { posts };
+}
+
+/** The chart's commands to the direct path (the child exists from start() until close or failure). */
+export const directActions = actions({
+  /** The direct path runs for the connection's life: from start() until it closes or fails. */
+  startDirectCalls: spawnChild('directCalls', { id: 'directCalls', input: {} }),
+  /** Entry of a state that allows direct calls. */
+  openDirectGate: sendTo('directCalls', { type: 'gate.open' }),
+  /** Exit of such a state. */
+  closeDirectGate: sendTo('directCalls', { type: 'gate.close' }),
+  /** W6: entry and exit of `health.degraded`. */
+  directCallsDegraded: sendTo('directCalls', { type: 'health.degraded' }),
+  directCallsSteady: sendTo('directCalls', { type: 'health.steady' }),
+  /**
+   * A direct call's stream ended before its response: a POST child takes it over, to resume it
+   * (R1) or fail it (R2). The direct path accepted the call already.
+   */
+  spawnInterrupted: assign(({ context, event, spawn, self }) => {
+    assertEvent(event, 'post.interrupted');
+    return takeOverCall(context, event, spawn, isOffline(self), undefined);
+  }),
+});
