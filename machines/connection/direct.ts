@@ -5,7 +5,7 @@
  * direct calls), which message may take it and where each goes (`directRoute`), what the chart
  * tells it and what it reports, and the POST child that takes a cut call over.
  */
-import { assertEvent, assign, fromCallback, sendTo, spawnChild } from 'xstate';
+import { assertEvent, assign, enqueueActions, fromCallback, sendTo, spawnChild } from 'xstate';
 import type { JSONRPCId, JSONRPCMessage, SendTicket } from '../types.js';
 import { requestIdsOf, type InterruptedStream, type PostStreamInput } from '../post-stream.js';
 import { CANCELLED, DISCOVER, freePostId, INITIALIZE, INITIALIZED, isRequest, LISTEN, NO_ATTEMPTS } from './messages.js';
@@ -170,9 +170,16 @@ export const directActions = actions({
   openDirectGate: sendTo('directCalls', { type: 'gate.open' }),
   /** Exit of such a state. */
   closeDirectGate: sendTo('directCalls', { type: 'gate.close' }),
-  /** W6: entry and exit of `health.degraded`. */
-  directCallsDegraded: sendTo('directCalls', { type: 'health.degraded' }),
-  directCallsSteady: sendTo('directCalls', { type: 'health.steady' }),
+  /**
+   * W6: entry and exit of `health.degraded`. The health region outlives the direct path while
+   * the session closes (`closing` stops it), so these tell it only while it runs.
+   */
+  directCallsDegraded: enqueueActions(({ enqueue, self }) => {
+    if ('directCalls' in self.getSnapshot().children) enqueue.sendTo('directCalls', { type: 'health.degraded' });
+  }),
+  directCallsSteady: enqueueActions(({ enqueue, self }) => {
+    if ('directCalls' in self.getSnapshot().children) enqueue.sendTo('directCalls', { type: 'health.steady' });
+  }),
   /**
    * A direct call's stream ended before its response: a POST child takes it over, to resume it
    * (R1) or fail it (R2). The direct path accepted the call already.
