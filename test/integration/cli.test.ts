@@ -47,7 +47,7 @@ describe('the CLI against the SDK server', { timeout: 60_000 }, () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/\[\s*\d+ ms\] state\s+connecting {2}\[connecting, directInitialize\]/);
     expect(result.stdout).toMatch(
-      /state\s+open\.session\.active\.direct \+ open\.standalone\.active \+ open\.network\.online {2}\[connected, directCalls\] {2}\(\+\d+ ms\)/,
+      /state\s+open\.session\.active\.direct \+ open\.standalone\.active \+ open\.network\.online \+ open\.health\.steady {2}\[connected, directCalls\] {2}\(\+\d+ ms\)/,
     );
     expect(result.stdout).toMatch(/connected\s+fixture 1\.0\.0, protocol 2025-11-25/);
     expect(result.stdout).toMatch(/tools \(3\)\n {2}echo\s+echoes its text\n {2}progress/);

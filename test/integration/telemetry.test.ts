@@ -4,7 +4,7 @@
  * the fault proxy when a stream must break, the OAuth fixture when a call must be authorized).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   context,
   createTraceState,
@@ -156,6 +156,10 @@ describe('O1: spans per the MCP semantic conventions', () => {
     expect(textOf(result)).toBe('done 4');
     expect(proxy.requests.filter(isResume)).toHaveLength(1);
 
+    // P4: the resume GET's stream may end within its grace after the answer; its span ends with it.
+    await vi.waitFor(() => {
+      expect(otel.spans().filter((span) => span.name === 'GET')).toHaveLength(1);
+    }, 5_000);
     const spans = otel.spans();
     const call = only(named(spans, 'tools/call progress'));
     expect(call.status.code).toBe(SpanStatusCode.UNSET);
