@@ -215,7 +215,6 @@ export function startPage(boot: PageBoot, lib: ReplayLib): void {
       }
     }
     showBanner(unknown);
-    revealActive(frame.actors);
 
     for (const item of logList.querySelectorAll('li.current')) item.classList.remove('current');
     const current = logList.children.item(index);
@@ -223,6 +222,8 @@ export function startPage(boot: PageBoot, lib: ReplayLib): void {
       current.classList.add('current');
       current.scrollIntoView({ block: 'nearest' });
     }
+    // After the log's line: a new active state wins the page's scroll over the log.
+    revealActive(frame.actors);
     logList.classList.toggle('replaying', index < records.length - 1);
 
     // Waits: each pending timer of a live actor, with what is left of it.
