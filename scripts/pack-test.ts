@@ -225,10 +225,10 @@ try {
 
   // A browser app that installed neither SDK generation bundles the package (it never names an
   // optional peer where a bundler resolves it; OAuth there takes the sdkAuth option): esbuild in a
-  // project that links only the package and its two browser dependencies.
+  // project that links only the package and its browser dependencies (jose: DPoP, loaded only when on).
   const bare = join(work, 'bundle-app');
   mkdirSync(join(bare, 'node_modules'), { recursive: true });
-  for (const name of ['mcp-xstate-transport', 'xstate', 'eventsource-parser']) {
+  for (const name of ['mcp-xstate-transport', 'xstate', 'eventsource-parser', 'jose']) {
     symlinkSync(join(app, 'node_modules', name), join(bare, 'node_modules', name), 'dir');
   }
   const bundled = await build({
