@@ -121,11 +121,15 @@ export async function inspectLive(options: LiveInspectionOptions = {}): Promise<
   let inspect: InspectModule;
   let ws: WsModule;
   try {
-    const [inspectModule, wsModule] = await Promise.all([load('@statelyai/inspect'), load('ws')]);
-    inspect = inspectModule as InspectModule;
-    ws = wsExports(wsModule);
+    inspect = (await load('@statelyai/inspect')) as InspectModule;
   } catch (cause) {
     throw new MissingPeerError('@statelyai/inspect', cause);
+  }
+  try {
+    // `@statelyai/inspect` brings `ws`; a strict installer (pnpm) links it only when the app lists it.
+    ws = wsExports(await load('ws'));
+  } catch (cause) {
+    throw new MissingPeerError('ws', cause);
   }
   const host = options.host ?? '127.0.0.1';
   const requested = options.port ?? 8080;
