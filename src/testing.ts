@@ -17,6 +17,21 @@ import type { FetchLike } from './http/client.js';
 import { manualNetwork, type NetworkSignal } from './network.js';
 
 export { manualNetwork } from './network.js';
+export {
+  activeStateIds,
+  chartPaths,
+  chartStateIds,
+  chartSteps,
+  describePath,
+  PathDivergedError,
+  walkPath,
+  type ChartPath,
+  type ChartPathsOptions,
+  type ChartStep,
+  type StepName,
+  type WalkOptions,
+  type WalkedPath,
+} from './testing/paths.js';
 
 const protocolVersion = '2025-11-25';
 
@@ -369,7 +384,7 @@ export function listenRequest(id: string | number = 'testing-listen'): JSONRPCRe
 }
 
 /** An OAuth client with no tokens: each request meets a 401 and authorization begins (A1). */
-const tokenlessProvider = {
+export const tokenlessProvider = {
   redirectUrl: 'http://127.0.0.1/callback',
   clientMetadata: { client_name: 'testing', redirect_uris: ['http://127.0.0.1/callback'] },
   clientInformation: () => undefined,
@@ -432,6 +447,11 @@ async function modernHandshake(transport: StreamableHTTPClientTransport): Promis
   transport.setProtocolVersion(FIRST_MODERN_VERSION);
 }
 
+/** W7: the handshake `transportIn` does by default in the given era. */
+export function defaultHandshake(era: TestEra): (transport: StreamableHTTPClientTransport) => Promise<void> {
+  return era === 'modern' ? modernHandshake : handshake;
+}
+
 /**
  * W4, W7: a real transport in the given state, over an in-memory server (no network), in either
  * era. The states are the chart's, as its tags name them; `failed` and `degraded` take the failure
@@ -458,7 +478,7 @@ export async function transportIn(state: TestState, options: TransportInOptions 
   });
   const until = (check: (snapshot: SnapshotFrom<ConnectionMachine>) => boolean) =>
     settled(transport, check, options.timeout ?? 2_000, state);
-  const connect = options.connect ?? (era === 'modern' ? modernHandshake : handshake);
+  const connect = options.connect ?? defaultHandshake(era);
   const connected = async () => {
     await connect(transport);
     // Settled: the connection is open and the standalone stream listens (or is off; none in 2026-07-28).
