@@ -283,7 +283,7 @@ export class PathDivergedError extends Error {
 
 export interface WalkOptions {
   /** Every snapshot of the transport's actor along the walk, as the chart moves (render the UI here). */
-  onSnapshot?: (snapshot: SnapshotFrom<ConnectionMachine>) => void;
+  onSnapshot?: (snapshot: SnapshotFrom<ConnectionMachine>, transport: StreamableHTTPClientTransport) => void;
   /** After each step, once the chart settled (assert what the UI shows here). */
   onStep?: (step: ChartStep, snapshot: SnapshotFrom<ConnectionMachine>, test: TestTransport) => void | Promise<void>;
   /** Longest wait for a step to settle, in ms. Default 2,000. */
@@ -321,7 +321,7 @@ async function walkSteps(
   const visited = new Set<string>();
   const note = (snapshot: SnapshotFrom<ConnectionMachine>) => {
     for (const id of activeStateIds(snapshot.value)) visited.add(id);
-    options.onSnapshot?.(snapshot);
+    options.onSnapshot?.(snapshot, transport);
   };
   note(transport.actor.getSnapshot());
   const subscription = transport.actor.subscribe(note);

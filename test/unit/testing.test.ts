@@ -174,8 +174,11 @@ describe('W6: degraded, from the chart', () => {
 
   it('W6: offline wins over degraded on the badge (the network, not the server, is gone)', async () => {
     const test = await inState('degraded');
+    expect(degradedReason(test.transport.actor.getSnapshot())).toMatch(/HTTP 503|outage/);
     test.network.setOnline(false);
     expect(connectionStatus(test.transport.actor.getSnapshot())).toBe('offline');
+    // The reason line belongs to the degraded word only (the W8 path test found it under offline and closing).
+    expect(degradedReason(test.transport.actor.getSnapshot())).toBeUndefined();
   });
 });
 
