@@ -28,6 +28,7 @@ import {
   nextRetry,
   OfflineError,
   SessionExpiredError,
+  StreamableHTTPClientTransport,
   StreamableHTTPError,
 } from '../../src/index.js';
 import { Badge } from '../../examples/react-status/badge.js';
@@ -110,6 +111,21 @@ describe('W4: transportIn puts a real transport into each state, without a netwo
     expect(nextRetry(test.transport.actor.getSnapshot())).toBeUndefined();
     test.network.setOnline(true);
     await expect.poll(() => test.server.requests.filter((request) => request.method === 'GET').length).toBe(2);
+  });
+
+  it('E1, W1: a restored 2025 session says its era, though no initialize went out this time', async () => {
+    const test = await inState('connected');
+    const saved = test.transport.saveState();
+    expect(saved?.sessionId).toBe('in-memory-1');
+    const restored = new StreamableHTTPClientTransport(test.server.url, { fetch: test.server.fetch, restoreState: saved });
+    try {
+      await restored.start();
+      expect(connectionStatus(restored.actor.getSnapshot())).toBe('connected');
+      expect(connectionEra(restored.actor.getSnapshot())).toBe('streamable');
+      expect(test.server.requests.filter((request) => request.rpc === 'initialize')).toHaveLength(1);
+    } finally {
+      await restored.close();
+    }
   });
 
   it('W4: reconnecting is F3 recovery, held at its re-initialize', async () => {
