@@ -59,8 +59,11 @@ interface PageClient {
     args: Record<string, unknown>,
     onprogress: (progress: { progress: number; total?: number | undefined }) => void,
   ): Promise<unknown>;
-  /** E7: a `subscriptions/listen` stream for tools/list_changed (2026-07-28 only). */
-  listen?: () => Promise<void>;
+  /**
+   * E7: a `subscriptions/listen` stream for tools/list_changed (2026-07-28 only); resolves once it
+   * is acknowledged, with how it will end (`remote`: it dropped, as in an outage).
+   */
+  listen?: () => Promise<{ ended: Promise<'local' | 'graceful' | 'remote'> }>;
 }
 
 function pageClient(era: PageEra, onNotification: (notification: Notification) => void): PageClient {
@@ -75,9 +78,7 @@ function pageClient(era: PageEra, onNotification: (notification: Notification) =
       connect: (transport) => client.connect(transport),
       close: () => client.close(),
       callTool: (name, args, onprogress) => client.callTool({ name, arguments: args }, { onprogress }),
-      listen: async () => {
-        await client.listen({ toolsListChanged: true });
-      },
+      listen: async () => ({ ended: (await client.listen({ toolsListChanged: true })).closed }),
     };
   }
   const client = new Client(info);
@@ -104,6 +105,22 @@ function useMcpClient(transport: StreamableHTTPClientTransport, savedNotificatio
   const [result, setResult] = useState('');
   const [listening, setListening] = useState('—');
 
+  /** E7: opens the listen stream (2026-07-28), and says when it ends; the App opens it again once connected. */
+  const listen = useCallback(async () => {
+    const current = client.current;
+    if (current?.listen === undefined) return;
+    setListening('opening');
+    try {
+      const { ended } = await current.listen();
+      setListening('open: tools/list_changed');
+      void ended.then((how) => {
+        if (client.current === current) setListening(`ended (${how})`);
+      });
+    } catch (error) {
+      setListening(`refused: ${String(error)}`);
+    }
+  }, []);
+
   const start = useCallback(async () => {
     transport.onclose = undefined;
     transport.onmessage = undefined;
@@ -120,15 +137,8 @@ function useMcpClient(transport: StreamableHTTPClientTransport, savedNotificatio
       warn(`connect: ${String(error)}`);
       return;
     }
-    if (next.listen === undefined) return;
-    setListening('opening');
-    try {
-      await next.listen();
-      setListening('open: tools/list_changed');
-    } catch (error) {
-      setListening(`refused: ${String(error)}`);
-    }
-  }, [transport, notify, warn, era]);
+    await listen();
+  }, [transport, notify, warn, era, listen]);
 
   const close = useCallback(async () => {
     await (client.current ?? transport).close();
@@ -149,7 +159,7 @@ function useMcpClient(transport: StreamableHTTPClientTransport, savedNotificatio
     [notify],
   );
 
-  return { start, close, call, notifications, notificationTexts, warnings, result, listening };
+  return { start, close, call, listen, notifications, notificationTexts, warnings, result, listening };
 }
 
 /** Every change of the badge's word, recorded from the actor itself so that none is batched away. */
@@ -234,7 +244,7 @@ export function App({
   const spoken = useSelector(transport.actor, connectionEra);
   const standalone = useSelector(transport.actor, (snapshot) => snapshot.children.standalone) as StandaloneActor | undefined;
   const history = useStatusHistory(transport);
-  const { start, close, call, notifications, notificationTexts, warnings, result, listening } = useMcpClient(
+  const { start, close, call, listen, notifications, notificationTexts, warnings, result, listening } = useMcpClient(
     transport,
     memory.notifications,
     era,
@@ -248,6 +258,11 @@ export function App({
     started.current = true;
     void start();
   }, [start]);
+
+  // E7, W6: a listen stream that dropped (an outage) is opened again once the server answers again.
+  useEffect(() => {
+    if (status === 'connected' && listening === 'ended (remote)') void listen();
+  }, [status, listening, listen]);
 
   const live = status === 'connected' || status === 'degraded' || status === 'reconnecting' || status === 'offline';
   const stopped = status === 'idle' || status === 'closed' || status === 'failed';

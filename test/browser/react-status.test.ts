@@ -286,6 +286,29 @@ describe('the status page with a 2026-07-28 server (the v2 SDK, ?era=modern)', (
     await screenshot(modernPage, 'react-status-modern.png');
     expect(await modernPage.getByTestId('history').innerText()).toBe('idle → connecting → connected');
     expect(chrome!.pageErrors).toEqual([]);
+  });
+
+  it('W6, E7: an outage of the 2026-07-28 server turns the badge degraded and drops the listen stream; an answered call turns it connected and the page listens again', async () => {
+    const badgeHere = () => modernPage.getByRole('status', { name: 'Connection' }).innerText();
+    const resultHere = () => modernPage.getByRole('status', { name: 'Result' }).innerText();
+    modern!.setAvailable(false);
+    await modernPage.getByRole('textbox', { name: 'Echo text' }).fill('after the outage');
+    await modernPage.getByRole('button', { name: 'Call echo' }).click();
+    await expect.poll(badgeHere, patience).toBe('degraded');
+    await expect.poll(() => modernPage.getByTestId('degraded-reason').innerText(), patience).toMatch(/HTTP 503|stream ended/);
+    await expect.poll(() => modernPage.getByTestId('listen').innerText(), patience).toBe('ended (remote)');
+    await screenshot(modernPage, 'react-status-modern-degraded.png');
+    modern!.setAvailable(true);
+    // No standalone stream in this era: the next answered call is the success that ends it.
+    await modernPage.getByRole('button', { name: 'Call echo' }).click();
+    await expect.poll(resultHere, patience).toBe('echo → after the outage');
+    await expect.poll(badgeHere, patience).toBe('connected');
+    await expect.poll(() => modernPage.getByTestId('listen').innerText(), patience).toBe('open: tools/list_changed');
+    modern!.toolsChanged();
+    const notes = () => modernPage.getByRole('list', { name: 'Notifications' }).getByRole('listitem').allInnerTexts();
+    await expect.poll(notes, patience).toEqual(['notifications/tools/list_changed', 'notifications/tools/list_changed']);
+    expect(await modernPage.getByTestId('history').innerText()).toBe('idle → connecting → connected → degraded → connected');
+    expect(chrome!.pageErrors).toEqual([]);
     await modernPage.close();
   });
 });
