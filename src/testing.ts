@@ -931,6 +931,8 @@ export function chartPaths(options: ChartPathsOptions = {}): Promise<ChartPath[]
   if (paths === undefined) {
     paths = explore(era, max, depth, options.timeout);
     made.set(key, paths);
+    // A failed exploration is not kept: the next call explores again.
+    paths.catch(() => made.delete(key));
   }
   return paths;
 }
