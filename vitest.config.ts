@@ -28,7 +28,8 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'node',
-          include: ['test/**/*.test.ts'],
+          // W8: the example page's own test (its badge along the chart's paths) runs here too.
+          include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
           // The browser test needs Chromium: `npm run test:browser` (test/browser/vitest.config.ts).
           exclude: [...configDefaults.exclude, 'test/browser/**'],
           setupFiles: ['test/support/node-client.ts'],

@@ -42,8 +42,11 @@ export type StandaloneStreamReport =
   | { type: 'standalone.sessionMissing'; error: Error }
   | { type: 'standalone.degraded'; error: Error }
   | { type: 'standalone.unauthorized'; error: Error }
-  /** W6: the stream waits to reconnect (`error`: why it ended or could not open; undefined for a clean end). */
-  | { type: 'standalone.waiting'; error: Error | undefined }
+  /**
+   * W6: the stream waits to reconnect (`error`: why it ended or could not open; undefined for a
+   * clean end); `spent`: past its retry budget, without progress (G5).
+   */
+  | { type: 'standalone.waiting'; error: Error | undefined; spent: boolean }
   /** W6: the stream is open (again). */
   | { type: 'standalone.listening' };
 
@@ -130,7 +133,11 @@ const standaloneStreamSetup = setup({
       error: toError(params.error),
     })),
     /** W6: the connection chart hears each wait and each open, to say whether the server is failing. */
-    reportWaiting: sendParent(({ context }): StandaloneStreamReport => ({ type: 'standalone.waiting', error: context.lastError })),
+    reportWaiting: sendParent(({ context }): StandaloneStreamReport => ({
+      type: 'standalone.waiting',
+      error: context.lastError,
+      spent: context.attempt > context.options.reconnection.maxRetries,
+    })),
     reportListening: sendParent((): StandaloneStreamReport => ({ type: 'standalone.listening' })),
     checkIdle: sendTo('reader', { type: 'idle.check' }),
     countAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),

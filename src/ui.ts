@@ -33,7 +33,8 @@ export function connectionStatus(snapshot: SnapshotFrom<ConnectionMachine>): Con
  * not. With `nextRetry` it is the line under an amber badge.
  */
 export function degradedReason(snapshot: SnapshotFrom<ConnectionMachine>): string | undefined {
-  if (!snapshot.hasTag('degraded')) return undefined;
+  // Only while the badge says degraded: offline or closing win over it, and their word needs no such line.
+  if (connectionStatus(snapshot) !== 'degraded') return undefined;
   return snapshot.context.degradedBy?.message;
 }
 

@@ -3,7 +3,8 @@ import { useSelector } from '@xstate/react';
 import type { ActorRefFrom } from 'xstate';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Notification } from '@modelcontextprotocol/sdk/types.js';
-import type { StreamableHTTPClientTransport, standaloneStreamMachine } from '../../src/index.js';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { connectionEra, type StreamableHTTPClientTransport, type standaloneStreamMachine } from '../../src/index.js';
 import { fingerprint } from '../../machines/index.js';
 import { statePaths, statusOf, type Status } from './chart.js';
 import { Badge, DegradedReason, NextRetryLine } from './badge.js';
@@ -46,15 +47,79 @@ function describe(notification: Notification): string {
   return notification.method;
 }
 
+/** Which SDK Client the page runs: 1.x (2025-11-25), or (E1, `?era=modern`) v2 negotiating 2026-07-28. */
+export type PageEra = 'streamable' | 'modern';
+
+/** What the page asks of either SDK Client. */
+interface PageClient {
+  connect(transport: StreamableHTTPClientTransport): Promise<void>;
+  close(): Promise<void>;
+  callTool(
+    name: string,
+    args: Record<string, unknown>,
+    onprogress: (progress: { progress: number; total?: number | undefined }) => void,
+  ): Promise<unknown>;
+  /**
+   * E7: a `subscriptions/listen` stream for tools/list_changed (2026-07-28 only); resolves once it
+   * is acknowledged, with how it will end (`remote`: it dropped, as in an outage).
+   */
+  listen?: () => Promise<{ ended: Promise<'local' | 'graceful' | 'remote'> }>;
+}
+
+function pageClient(era: PageEra, onNotification: (notification: Notification) => void): PageClient {
+  const info = { name: 'react-status', version: '0.1.0' };
+  if (era === 'modern') {
+    const client = new ClientV2(info, { versionNegotiation: { mode: 'auto' } });
+    client.fallbackNotificationHandler = (notification) => {
+      onNotification(notification);
+      return Promise.resolve();
+    };
+    return {
+      connect: (transport) => client.connect(transport),
+      close: () => client.close(),
+      callTool: (name, args, onprogress) => client.callTool({ name, arguments: args }, { onprogress }),
+      listen: async () => ({ ended: (await client.listen({ toolsListChanged: true })).closed }),
+    };
+  }
+  const client = new Client(info);
+  client.fallbackNotificationHandler = (notification) => {
+    onNotification(notification);
+    return Promise.resolve();
+  };
+  return {
+    connect: (transport) => client.connect(transport),
+    close: () => client.close(),
+    callTool: (name, args, onprogress) => client.callTool({ name, arguments: args }, undefined, { onprogress }),
+  };
+}
+
 /**
  * The SDK Client over the transport. Start makes a new Client each time (the old one's handlers
  * are dropped from the transport first); the transport itself allows start() after close() (F2).
+ * In the 2026-07-28 era it then listens for tools/list_changed (E7).
  */
-function useMcpClient(transport: StreamableHTTPClientTransport, savedNotifications: readonly string[]) {
-  const client = useRef<Client | undefined>(undefined);
+function useMcpClient(transport: StreamableHTTPClientTransport, savedNotifications: readonly string[], era: PageEra) {
+  const client = useRef<PageClient | undefined>(undefined);
   const [notifications, notify, notificationTexts] = useLog(savedNotifications);
   const [warnings, warn] = useLog();
   const [result, setResult] = useState('');
+  const [listening, setListening] = useState('—');
+
+  /** E7: opens the listen stream (2026-07-28), and says when it ends; the App opens it again once connected. */
+  const listen = useCallback(async () => {
+    const current = client.current;
+    if (current?.listen === undefined) return;
+    setListening('opening');
+    try {
+      const { ended } = await current.listen();
+      setListening('open: tools/list_changed');
+      void ended.then((how) => {
+        if (client.current === current) setListening(`ended (${how})`);
+      });
+    } catch (error) {
+      setListening(`refused: ${String(error)}`);
+    }
+  }, []);
 
   const start = useCallback(async () => {
     transport.onclose = undefined;
@@ -62,18 +127,18 @@ function useMcpClient(transport: StreamableHTTPClientTransport, savedNotificatio
     transport.onerror = (error) => {
       warn(error.message);
     };
-    const next = new Client({ name: 'react-status', version: '0.1.0' });
-    next.fallbackNotificationHandler = (notification) => {
+    const next = pageClient(era, (notification) => {
       notify(describe(notification));
-      return Promise.resolve();
-    };
+    });
     client.current = next;
     try {
       await next.connect(transport);
     } catch (error) {
       warn(`connect: ${String(error)}`);
+      return;
     }
-  }, [transport, notify, warn]);
+    await listen();
+  }, [transport, notify, warn, era, listen]);
 
   const close = useCallback(async () => {
     await (client.current ?? transport).close();
@@ -83,10 +148,8 @@ function useMcpClient(transport: StreamableHTTPClientTransport, savedNotificatio
     async (name: string, args: Record<string, unknown>) => {
       if (!client.current) return;
       try {
-        const answer = await client.current.callTool({ name, arguments: args }, undefined, {
-          onprogress: ({ progress, total }) => {
-            notify(`notifications/progress ${progress}/${total ?? '?'}`);
-          },
+        const answer = await client.current.callTool(name, args, ({ progress, total }) => {
+          notify(`notifications/progress ${progress}/${total ?? '?'}`);
         });
         setResult(`${name} → ${textOf(answer)}`);
       } catch (error) {
@@ -96,7 +159,7 @@ function useMcpClient(transport: StreamableHTTPClientTransport, savedNotificatio
     [notify],
   );
 
-  return { start, close, call, notifications, notificationTexts, warnings, result };
+  return { start, close, call, listen, notifications, notificationTexts, warnings, result, listening };
 }
 
 /** Every change of the badge's word, recorded from the actor itself so that none is batched away. */
@@ -165,19 +228,27 @@ export function App({
   transport,
   server,
   memory = noMemory,
+  era = 'streamable',
 }: {
   transport: StreamableHTTPClientTransport;
   server: string;
   memory?: PageMemory;
+  /** Which SDK Client to run (`?era=modern`: v2, negotiating 2026-07-28). */
+  era?: PageEra;
 }) {
   const status = useSelector(transport.actor, statusOf);
   const paths = useSelector(transport.actor, (snapshot) => statePaths(snapshot.value).join(', '));
   // X1: the page shows the session's fingerprint, never the session ID.
   const session = useSelector(transport.actor, (snapshot) => fingerprint(snapshot.context.sessionId));
   const protocol = useSelector(transport.actor, (snapshot) => snapshot.context.protocolVersion);
+  const spoken = useSelector(transport.actor, connectionEra);
   const standalone = useSelector(transport.actor, (snapshot) => snapshot.children.standalone) as StandaloneActor | undefined;
   const history = useStatusHistory(transport);
-  const { start, close, call, notifications, notificationTexts, warnings, result } = useMcpClient(transport, memory.notifications);
+  const { start, close, call, listen, notifications, notificationTexts, warnings, result, listening } = useMcpClient(
+    transport,
+    memory.notifications,
+    era,
+  );
   useKeepOnHide(notificationTexts, memory.keep);
   const [text, setText] = useState('hello from the browser');
 
@@ -187,6 +258,11 @@ export function App({
     started.current = true;
     void start();
   }, [start]);
+
+  // E7, W6: a listen stream that dropped (an outage) is opened again once the server answers again.
+  useEffect(() => {
+    if (status === 'connected' && listening === 'ended (remote)') void listen();
+  }, [status, listening, listen]);
 
   const live = status === 'connected' || status === 'degraded' || status === 'reconnecting' || status === 'offline';
   const stopped = status === 'idle' || status === 'closed' || status === 'failed';
@@ -209,7 +285,11 @@ export function App({
         {/* After close() the chart still holds the ended session's ID until start(); say so. */}
         <dd data-testid="session">{session ?? '—'}</dd>
         <dt>Protocol</dt>
-        <dd>{protocol ?? '—'}</dd>
+        <dd data-testid="protocol">{protocol ?? '—'}</dd>
+        <dt>Era</dt>
+        <dd data-testid="era">{spoken ?? '—'}</dd>
+        <dt>Listen stream</dt>
+        <dd data-testid="listen">{listening}</dd>
         <dt>Restored</dt>
         <dd data-testid="restored">{memory.restored ? 'yes: the session continued after a reload' : 'no'}</dd>
         <dt>Next retry</dt>

@@ -13,6 +13,8 @@ import { App, type PageMemory } from './app.js';
 const server = new URLSearchParams(window.location.search).get('server');
 // W5: &view=http://127.0.0.1:PORT/ (the chart view, `mcp-xstate-transport view`) watches this page's transport live.
 const view = new URLSearchParams(window.location.search).get('view');
+// E1: &era=modern runs the v2 SDK Client, which negotiates 2026-07-28 with a server that speaks it.
+const era = new URLSearchParams(window.location.search).get('era') === 'modern' ? 'modern' : 'streamable';
 const inspect = view === null ? {} : { inspect: viewInspector(view).inspect };
 const container = document.getElementById('root');
 if (!container) throw new Error('index.html has no #root');
@@ -79,7 +81,7 @@ createRoot(container).render(
         </p>
       </main>
     ) : (
-      <App {...pageTransport(new URL(server, window.location.href), inspect)} server={server} />
+      <App {...pageTransport(new URL(server, window.location.href), inspect)} server={server} era={era} />
     )}
   </StrictMode>,
 );

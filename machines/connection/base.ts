@@ -153,7 +153,9 @@ export const networkRegion = {
 /**
  * W6: whether the server is failing while the connection is open (a session's, or a 2026-07-28
  * one). `degraded` while calls fail with 5xx, 429 or network errors or the standalone stream
- * waits to reconnect, with why in `degradedBy`; the next success (a call answered, the stream
+ * waits to reconnect after an error, with why in `degradedBy`. A clean end of the stream is
+ * routine (G4: servers and proxies end event streams to be reconnected, SEP-1699 polling) and
+ * is not trouble, unless the stream keeps ending without progress past its retry budget (G5); the next success (a call answered, the stream
  * open again) ends it. The calls' reports are handled by the parent state (a region that took
  * them would pre-empt it), which tells this region with `health.trouble` and, only while it is
  * degraded, `health.answered`. The data plane reads the tag: only while it is on are happy answers
@@ -165,7 +167,7 @@ export const healthRegion = {
     steady: {
       on: {
         'health.trouble': { target: 'degraded', actions: 'noteTrouble' },
-        'standalone.waiting': { target: 'degraded', actions: 'noteTrouble' },
+        'standalone.waiting': { guard: 'isTroubledWait', target: 'degraded', actions: 'noteTrouble' },
       },
     },
     degraded: {
@@ -174,7 +176,7 @@ export const healthRegion = {
       exit: ['forgetTrouble', 'directCallsSteady'],
       on: {
         'health.trouble': { actions: 'noteTrouble' },
-        'standalone.waiting': { actions: 'noteTrouble' },
+        'standalone.waiting': { guard: 'isTroubledWait', actions: 'noteTrouble' },
         'health.answered': 'steady',
         'standalone.listening': 'steady',
       },
@@ -194,6 +196,11 @@ export const sharedGuards = guards({
   isInitializeResult: ({ event }) =>
     event.type === 'post.done' && isRequest(event.message, INITIALIZE) && event.response !== undefined && 'result' in event.response,
   isInitializedAccepted: ({ event }) => event.type === 'post.done' && isRequest(event.message, INITIALIZED),
+  /**
+   * W6: the standalone stream waits after an error (a break, a failed GET), or past its retry
+   * budget without progress; not after a clean end, which is routine (G4).
+   */
+  isTroubledWait: ({ event }) => event.type === 'standalone.waiting' && (event.error !== undefined || event.spent),
   isCancellation: ({ event }) => event.type === 'send' && cancelledRequestId(event.message) !== undefined,
   isSessionMissing: ({ event }) => event.type === 'post.failed' && isSessionMissing(event.error),
   /** A 404 for a session already replaced (a slow call racing a recovery): not this session's end. */
@@ -295,10 +302,12 @@ export const sharedActions = actions({
   reportAnswer: enqueueActions(({ self, enqueue }) => {
     if (self.getSnapshot().hasTag('degraded')) enqueue.raise({ type: 'health.answered' });
   }),
-  /** W6: why the connection is degraded: the latest failure (a stream that ended cleanly says so). */
+  /** W6: why the connection is degraded: the latest failure (a stream that keeps ending cleanly says so). */
   noteTrouble: assign(({ event }) => {
     assertEvent(event, ['health.trouble', 'standalone.waiting']);
-    return { degradedBy: event.error ?? new StreamEndedError('standalone stream ended; waiting to reconnect') };
+    return {
+      degradedBy: event.error ?? new StreamEndedError('standalone stream keeps ending without progress; waiting to reconnect'),
+    };
   }),
   forgetTrouble: assign({ degradedBy: undefined }),
   /**

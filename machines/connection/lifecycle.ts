@@ -17,8 +17,9 @@ function freshSession(context: ConnectionContext): ConnectionContext {
   const restored = context.options.restored;
   return {
     ...context,
-    // E10: the era (and the probe's answer) are kept for the transport's life, or come restored.
-    era: restored?.era ?? context.era,
+    // E10: the era (and the probe's answer) are kept for the transport's life, or come restored;
+    // E1: a given (or restored) session is a 2025 one, though no initialize says so this time.
+    era: restored?.era ?? (context.options.sessionId === undefined ? context.era : 'streamable'),
     discover: restored?.discover ?? context.discover,
     sessionId: context.options.sessionId,
     // W1: a restored session goes on with its version, its stream's place, and its initialize (for F3);

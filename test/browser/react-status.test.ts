@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserOnly } from '../../examples/react-status/vite.config.js';
 import { fingerprint } from '../../machines/index.js';
 import { startCorsServer, type CorsServer } from './cors-server.js';
+import { startModernCorsServer, type ModernCorsServer } from './modern-server.js';
 import { launchChromium, patience, requireChromium, screenshot, type Chromium } from './chromium.js';
 
 const configFile = fileURLToPath(new URL('../../examples/react-status/vite.config.ts', import.meta.url));
@@ -22,6 +23,8 @@ let outDir: string | undefined;
 let bundle: Rolldown.RolldownOutput;
 let site: PreviewServer | undefined;
 let mcp: CorsServer | undefined;
+let modern: ModernCorsServer | undefined;
+let address: string;
 let chrome: Chromium | undefined;
 let page: Page;
 
@@ -48,16 +51,19 @@ beforeAll(async () => {
   bundle = outputOf(await build({ configFile, logLevel: 'warn', build: { outDir, emptyOutDir: true } }));
   site = await preview({ configFile, logLevel: 'warn', build: { outDir }, preview: { host: '127.0.0.1', port: 0 } });
   mcp = await startCorsServer();
+  modern = await startModernCorsServer();
   chrome = await launchChromium('react-status');
   page = chrome.page;
-  const address = site.resolvedUrls?.local[0];
-  if (address === undefined) throw new Error('vite preview reported no address');
+  const local = site.resolvedUrls?.local[0];
+  if (local === undefined) throw new Error('vite preview reported no address');
+  address = local;
   await page.goto(`${address}?server=${encodeURIComponent(mcp.url.href)}`);
 });
 
 afterAll(async () => {
   await chrome?.close();
   await mcp?.close();
+  await modern?.close();
   await site?.close();
   if (outDir !== undefined) rmSync(outDir, { recursive: true, force: true });
 });
@@ -191,6 +197,8 @@ describe('the status page in headless Chromium', () => {
 
     expect(await session()).toBe(before);
     expect(await page.getByTestId('restored').innerText()).toMatch(/^yes/);
+    // E1: the restored session says its era, though no initialize said it this time.
+    expect(await page.getByTestId('era').innerText()).toBe('streamable');
     expect(initializes()).toBe(initialized);
     // No connecting: the restored transport opened the session it was given.
     expect(await history()).toBe('idle → connected');
@@ -230,5 +238,79 @@ describe('the status page in headless Chromium', () => {
     await expect.poll(() => page.getByTestId('standalone-state').innerText(), patience).toMatch(/^listening/);
     await expect.poll(nextRetry, patience).toBe('—');
     expect(chrome!.pageErrors).toEqual([]);
+  });
+
+  it("W6: an outage turns the badge degraded (amber), with the reason under it; the server's return turns it connected", async () => {
+    await expect.poll(() => badge().innerText(), patience).toBe('connected');
+    const reason = () => page.getByTestId('degraded-reason');
+    expect(await reason().count()).toBe(0);
+    mcp!.setAvailable(false);
+    await page.getByRole('textbox', { name: 'Echo text' }).fill('during the outage');
+    await page.getByRole('button', { name: 'Call echo' }).click();
+    await expect.poll(() => badge().innerText(), patience).toBe('degraded');
+    await expect.poll(() => result().innerText(), patience).toMatch(/^echo failed: .*503/);
+    await expect.poll(() => reason().innerText(), patience).toMatch(/HTTP 503|terminated|network|fetch/i);
+    expect(await badge().evaluate((element) => getComputedStyle(element).backgroundColor)).toBe('rgb(180, 83, 9)');
+    await screenshot(page, 'react-status-degraded.png');
+    mcp!.setAvailable(true);
+    await expect.poll(() => badge().innerText(), patience).toBe('connected');
+    expect(await reason().count()).toBe(0);
+    expect(await history()).toMatch(/connected → degraded → connected$/);
+    await page.getByRole('button', { name: 'Call echo' }).click();
+    await expect.poll(() => result().innerText(), patience).toBe('echo → during the outage');
+  });
+});
+
+describe('the status page with a 2026-07-28 server (the v2 SDK, ?era=modern)', () => {
+  let modernPage: Page;
+
+  it('E1, W7: a modern session: the badge is connected, the era and the protocol are shown, there is no session; a listen stream is open', async () => {
+    modernPage = await chrome!.browser.newPage();
+    await modernPage.goto(`${address}?server=${encodeURIComponent(modern!.url.href)}&era=modern`);
+    await expect.poll(() => modernPage.getByRole('status', { name: 'Connection' }).innerText(), patience).toBe('connected');
+    expect(await modernPage.getByTestId('era').innerText()).toBe('modern');
+    expect(await modernPage.getByTestId('protocol').innerText()).toBe('2026-07-28');
+    expect(await modernPage.getByTestId('session').innerText()).toBe('—');
+    expect(await modernPage.getByTestId('chart-state').innerText()).toContain('modern.calls.open');
+    await expect.poll(() => modernPage.getByTestId('listen').innerText(), patience).toBe('open: tools/list_changed');
+    expect(modern!.rpcs).toContain('server/discover');
+    expect(modern!.rpcs).toContain('subscriptions/listen');
+    expect(modern!.rpcs).not.toContain('initialize');
+  });
+
+  it('E7, W7: a notification on the listen stream is shown, and calls work in the era', async () => {
+    modern!.toolsChanged();
+    const notes = () => modernPage.getByRole('list', { name: 'Notifications' }).getByRole('listitem').allInnerTexts();
+    await expect.poll(notes, patience).toContain('notifications/tools/list_changed');
+    await modernPage.getByRole('textbox', { name: 'Echo text' }).fill('hello, 2026');
+    await modernPage.getByRole('button', { name: 'Call echo' }).click();
+    await expect.poll(() => modernPage.getByRole('status', { name: 'Result' }).innerText(), patience).toBe('echo → hello, 2026');
+    await screenshot(modernPage, 'react-status-modern.png');
+    expect(await modernPage.getByTestId('history').innerText()).toBe('idle → connecting → connected');
+    expect(chrome!.pageErrors).toEqual([]);
+  });
+
+  it('W6, E7: an outage of the 2026-07-28 server turns the badge degraded and drops the listen stream; an answered call turns it connected and the page listens again', async () => {
+    const badgeHere = () => modernPage.getByRole('status', { name: 'Connection' }).innerText();
+    const resultHere = () => modernPage.getByRole('status', { name: 'Result' }).innerText();
+    modern!.setAvailable(false);
+    await modernPage.getByRole('textbox', { name: 'Echo text' }).fill('after the outage');
+    await modernPage.getByRole('button', { name: 'Call echo' }).click();
+    await expect.poll(badgeHere, patience).toBe('degraded');
+    await expect.poll(() => modernPage.getByTestId('degraded-reason').innerText(), patience).toMatch(/HTTP 503|stream ended/);
+    await expect.poll(() => modernPage.getByTestId('listen').innerText(), patience).toBe('ended (remote)');
+    await screenshot(modernPage, 'react-status-modern-degraded.png');
+    modern!.setAvailable(true);
+    // No standalone stream in this era: the next answered call is the success that ends it.
+    await modernPage.getByRole('button', { name: 'Call echo' }).click();
+    await expect.poll(resultHere, patience).toBe('echo → after the outage');
+    await expect.poll(badgeHere, patience).toBe('connected');
+    await expect.poll(() => modernPage.getByTestId('listen').innerText(), patience).toBe('open: tools/list_changed');
+    modern!.toolsChanged();
+    const notes = () => modernPage.getByRole('list', { name: 'Notifications' }).getByRole('listitem').allInnerTexts();
+    await expect.poll(notes, patience).toEqual(['notifications/tools/list_changed', 'notifications/tools/list_changed']);
+    expect(await modernPage.getByTestId('history').innerText()).toBe('idle → connecting → connected → degraded → connected');
+    expect(chrome!.pageErrors).toEqual([]);
+    await modernPage.close();
   });
 });

@@ -1,12 +1,36 @@
 /**
  * W4: the testing entry puts a real transport into each state of the chart without a network,
  * and the example page's badge is tested in every one of them (the way an app tests its own UI).
+ * W7: in the 2026-07-28 era too. W8: along the chart's generated paths.
  */
 import { createElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { testRequest, transportIn, type TestState, type TestTransport } from '../../src/testing.js';
-import { connectionStatus, degradedReason, nextRetry, OfflineError, SessionExpiredError, StreamableHTTPError } from '../../src/index.js';
+import {
+  activeStateIds,
+  chartPaths,
+  chartStateIds,
+  describePath,
+  listenRequest,
+  modernTestStates,
+  PathDivergedError,
+  testRequest,
+  transportIn,
+  walkPath,
+  type TestState,
+  type TestTransport,
+} from '../../src/testing.js';
+import type { JSONRPCMessage } from '../../machines/types.js';
+import {
+  connectionEra,
+  connectionStatus,
+  degradedReason,
+  nextRetry,
+  OfflineError,
+  SessionExpiredError,
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '../../src/index.js';
 import { Badge } from '../../examples/react-status/badge.js';
 
 let current: TestTransport | undefined;
@@ -89,6 +113,21 @@ describe('W4: transportIn puts a real transport into each state, without a netwo
     await expect.poll(() => test.server.requests.filter((request) => request.method === 'GET').length).toBe(2);
   });
 
+  it('E1, W1: a restored 2025 session says its era, though no initialize went out this time', async () => {
+    const test = await inState('connected');
+    const saved = test.transport.saveState();
+    expect(saved?.sessionId).toBe('in-memory-1');
+    const restored = new StreamableHTTPClientTransport(test.server.url, { fetch: test.server.fetch, restoreState: saved });
+    try {
+      await restored.start();
+      expect(connectionStatus(restored.actor.getSnapshot())).toBe('connected');
+      expect(connectionEra(restored.actor.getSnapshot())).toBe('streamable');
+      expect(test.server.requests.filter((request) => request.rpc === 'initialize')).toHaveLength(1);
+    } finally {
+      await restored.close();
+    }
+  });
+
   it('W4: reconnecting is F3 recovery, held at its re-initialize', async () => {
     const test = await inState('reconnecting');
     expect(test.transport.actor.getSnapshot().matches({ reconnecting: 'reinitializing' })).toBe(true);
@@ -127,6 +166,21 @@ describe('W6: degraded, from the chart', () => {
     expect(test.transport.actor.getSnapshot().children.standalone?.getSnapshot().matches('listening')).toBe(true);
   });
 
+  it('W6, G4: a clean end of the standalone stream is routine: still connected while it waits; a reopen that fails makes it degraded', async () => {
+    const test = await inState('connected', { transport: { reconnectionOptions: { initialReconnectionDelay: 200, jitter: false } } });
+    const statuses: string[] = [];
+    test.transport.actor.subscribe((snapshot) => statuses.push(connectionStatus(snapshot)));
+    test.server.endStreams();
+    await expect.poll(() => nextRetry(test.transport.actor.getSnapshot())?.stream).toBe('standalone');
+    expect(connectionStatus(test.transport.actor.getSnapshot())).toBe('connected');
+    await expect.poll(() => test.server.requests.filter((request) => request.method === 'GET').length).toBe(2);
+    await expect.poll(() => test.transport.actor.getSnapshot().children.standalone?.getSnapshot().matches('listening')).toBe(true);
+    expect(statuses.filter((status) => status !== 'connected')).toEqual([]);
+    // The same wait after an error is trouble.
+    test.server.outage(new TypeError('fetch failed: ECONNRESET'));
+    await expect.poll(() => connectionStatus(test.transport.actor.getSnapshot())).toBe('degraded');
+  });
+
   it("W6: a 4xx refusal of a call is the call's own business: still connected", async () => {
     const test = await inState('connected', { era: 'modern' });
     test.server.outage(400);
@@ -136,7 +190,113 @@ describe('W6: degraded, from the chart', () => {
 
   it('W6: offline wins over degraded on the badge (the network, not the server, is gone)', async () => {
     const test = await inState('degraded');
+    expect(degradedReason(test.transport.actor.getSnapshot())).toMatch(/HTTP 503|outage/);
     test.network.setOnline(false);
     expect(connectionStatus(test.transport.actor.getSnapshot())).toBe('offline');
+    // The reason line belongs to the degraded word only (the W8 path test found it under offline and closing).
+    expect(degradedReason(test.transport.actor.getSnapshot())).toBeUndefined();
+  });
+});
+
+describe('W7: the testing door in the 2026-07-28 era', () => {
+  it("W7: transportIn reaches every state of the real chart's modern branch (its state ids enumerated from the machine)", async () => {
+    const branch = ['modern', ...chartStateIds('modern')];
+    // calls.open, network.online/offline, health.steady/degraded and their regions, today.
+    expect(branch.length).toBeGreaterThanOrEqual(9);
+    const reached = new Set<string>();
+    for (const state of modernTestStates) {
+      const test = await inState(state, { era: 'modern' });
+      const snapshot = test.transport.actor.getSnapshot();
+      expect(connectionStatus(snapshot)).toBe(state);
+      // The era is decided by the probe's answer (E1): from connected on, the chart says it.
+      if (state === 'connected' || state === 'degraded' || state === 'offline') expect(connectionEra(snapshot)).toBe('modern');
+      for (const id of activeStateIds(snapshot.value)) reached.add(id);
+      // No 2025 session in this era: no initialize and no session ID went over the wire.
+      expect(test.server.requests.filter((request) => request.rpc === 'initialize')).toEqual([]);
+      expect(test.transport.sessionId).toBeUndefined();
+      await test.transport.close();
+    }
+    expect(branch.filter((id) => !reached.has(id))).toEqual([]);
+  });
+
+  it('W7: server/discover and the envelope are answered: the probe result, then a sessionless call with its modern result', async () => {
+    const test = await inState('connected', { era: 'modern' });
+    expect(test.server.requests.map((request) => request.rpc)).toEqual(['server/discover']);
+    const answers: JSONRPCMessage[] = [];
+    test.transport.onmessage = (message) => answers.push(message);
+    await test.transport.send(testRequest('modern', 7, 'tools/list'));
+    await expect
+      .poll(() => answers)
+      .toEqual([{ jsonrpc: '2.0', id: 7, result: { tools: [], resultType: 'complete', ttlMs: 0, cacheScope: 'private' } }]);
+    // Without the envelope the same request is a 2025 one: no session, so refused.
+    await expect(test.transport.send({ jsonrpc: '2.0', id: 8, method: 'tools/list' })).rejects.toThrow(/40[04]/);
+  });
+
+  it('W7: a subscriptions/listen stream is acknowledged, and toolsChanged() reaches it as list_changed naming its subscription', async () => {
+    const test = await inState('connected', { era: 'modern' });
+    const heard: JSONRPCMessage[] = [];
+    test.transport.onmessage = (message) => heard.push(message);
+    await test.transport.send(listenRequest('tools-listen'));
+    const methods = () => heard.map((message) => ('method' in message ? message.method : undefined));
+    await expect.poll(methods).toEqual(['notifications/subscriptions/acknowledged']);
+    test.server.toolsChanged();
+    await expect.poll(methods).toEqual(['notifications/subscriptions/acknowledged', 'notifications/tools/list_changed']);
+    expect(heard[1]).toMatchObject({ params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'tools-listen' } } });
+    // The listen stream is a child of the chart while it is open (E7).
+    expect(Object.keys(test.transport.actor.getSnapshot().children).some((id) => id.startsWith('listen-'))).toBe(true);
+  });
+});
+
+describe('W8: the chart paths of the testing door', () => {
+  for (const era of ['streamable', 'modern'] as const) {
+    it(`W8: ${era}: chartPaths come from the real chart, bounded, with readable steps and the chart's own state ids`, async () => {
+      const all = chartStateIds();
+      const paths = await chartPaths({ era });
+      expect(paths.length).toBeGreaterThan(5);
+      expect(paths.length).toBeLessThanOrEqual(60);
+      for (const path of paths) {
+        expect(path.era).toBe(era);
+        expect(path.steps.length).toBeGreaterThan(0);
+        expect(path.steps[0]!.name).toMatch(/^(connect|refuse|authorize)$/);
+        for (const step of path.steps) {
+          expect(step.says.length).toBeGreaterThan(10);
+          expect(step.states.filter((id) => !all.includes(id))).toEqual([]);
+        }
+        expect(path.visited.filter((id) => !all.includes(id))).toEqual([]);
+      }
+      expect((await chartPaths({ era, max: 3 })).length).toBeLessThanOrEqual(3);
+      expect(paths.map(describePath)).toContain('connect → outage → restore');
+    });
+
+    it(`W8: ${era}: walkPath drives a real transport along every path; the chart settles where each step says`, async () => {
+      const paths = await chartPaths({ era });
+      const visited = new Set<string>();
+      let settled = 0;
+      for (const path of paths) {
+        const walked = await walkPath(path, {
+          onStep: (step, snapshot) => {
+            expect(connectionStatus(snapshot)).toBe(step.status);
+            settled++;
+          },
+        });
+        for (const id of walked.visited) visited.add(id);
+        await walked.transport.close();
+      }
+      expect(settled).toBe(paths.reduce((sum, path) => sum + path.steps.length, 0));
+      const wanted =
+        era === 'modern'
+          ? chartStateIds('modern')
+          : ['open.health.degraded', 'open.network.offline', 'reconnecting', 'failed', 'authorizing', 'closed', 'open.session.closing'];
+      expect(wanted.filter((id) => !visited.has(id))).toEqual([]);
+    });
+  }
+
+  it('W8: a path the chart no longer follows is refused, naming the step (PathDivergedError)', async () => {
+    const [path] = (await chartPaths({ era: 'streamable' })).filter(
+      (candidate) => describePath(candidate) === 'connect → outage → restore',
+    );
+    const tampered = { ...path!, steps: path!.steps.map((step, i) => (i === 1 ? { ...step, status: 'connected' as const } : step)) };
+    await expect(walkPath(tampered)).rejects.toThrow(PathDivergedError);
+    await expect(walkPath(tampered)).rejects.toThrow(/after 'outage' .*\(degraded\); the path says .*\(connected\)/);
   });
 });
