@@ -1,5 +1,5 @@
 import type { JSONRPCId, JSONRPCMessage } from '../machines/types.js';
-import { formatStack, MessageTooDeepError } from '../machines/errors.js';
+import { formatStack, InvalidMessageError, MessageTooDeepError } from '../machines/errors.js';
 
 /**
  * Validation at the edge: what the server sends and what a caller hands to `send()`.
@@ -52,6 +52,12 @@ export function validateMessage(value: unknown): Validation {
  * The same check with nothing allocated, for the per-message path (every server-sent event):
  * after false, `lastMessageProblem()` says why.
  */
+/** What `send()` rejects with for a value that is no JSON-RPC message; undefined for a message. */
+export function invalidMessage(value: unknown): InvalidMessageError | undefined {
+  const checked = validateMessage(value);
+  return checked.ok ? undefined : new InvalidMessageError(`not a JSON-RPC message: ${checked.reason}`);
+}
+
 export function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
   if (isPlainObject(value)) return isMessage(value);
   lastProblem = 'not a JSON-RPC message object';

@@ -4,7 +4,6 @@ import { requestIdsOf } from '../machines/post-stream.js';
 import { sendTicket, type JSONRPCMessage, type MessageSink } from '../machines/types.js';
 import {
   asSdkAuthError,
-  InvalidMessageError,
   McpTransportError,
   OfflineError,
   statusOf,
@@ -23,7 +22,7 @@ import {
   resolveExchangeOptions,
   type StreamableHTTPClientTransportOptions,
 } from './options.js';
-import { validateMessage } from './schema.js';
+import { invalidMessage } from './schema.js';
 import { browserNetwork } from './network.js';
 import { checkSavedState, restoredSession, savedStateOf, type SavedTransportState } from './saved-state.js';
 import type { Telemetry, TelemetryOption } from './telemetry/option.js';
@@ -213,7 +212,7 @@ export class StreamableHTTPClientTransport {
   send(message: JSONRPCMessage | JSONRPCMessage[], options?: SendOptions): Promise<void> {
     if (Array.isArray(message)) {
       for (const item of message) {
-        const invalid = this.invalid(item);
+        const invalid = invalidMessage(item);
         if (invalid) return Promise.reject(invalid);
       }
       const telemetry = this.telemetry;
@@ -221,7 +220,7 @@ export class StreamableHTTPClientTransport {
         ? this.dispatchAll(message, options)
         : telemetry.traced(message, options, this.actor.getSnapshot().context, this.dispatchEither);
     }
-    const invalid = this.invalid(message);
+    const invalid = invalidMessage(message);
     if (invalid) return Promise.reject(invalid);
     const telemetry = this.telemetry;
     return telemetry === undefined || !telemetry.enabled()
@@ -396,10 +395,5 @@ export class StreamableHTTPClientTransport {
       case 'session.changed':
         return;
     }
-  }
-
-  private invalid(message: unknown): InvalidMessageError | undefined {
-    const checked = validateMessage(message);
-    return checked.ok ? undefined : new InvalidMessageError(`not a JSON-RPC message: ${checked.reason}`);
   }
 }
