@@ -1,17 +1,8 @@
 import { createActor, type Actor } from 'xstate';
-import { directRoute, envelopeVersion, fingerprint, type ConnectionEmitted, type ConnectionMachine } from '../machines/connection/index.js';
-import { requestIdsOf } from '../machines/post-stream.js';
+import { directRoute, envelopeVersion, type ConnectionEmitted, type ConnectionMachine } from '../machines/connection/index.js';
 import { sendTicket, type JSONRPCMessage, type MessageSink } from '../machines/types.js';
-import {
-  asSdkAuthError,
-  McpTransportError,
-  OfflineError,
-  statusOf,
-  StreamEndedError,
-  toError,
-  TransportFailedError,
-} from '../machines/errors.js';
-import { attachIo, providedConnectionMachine, type TransportIo } from './actors.js';
+import { asSdkAuthError, McpTransportError, OfflineError, StreamEndedError, TransportFailedError } from '../machines/errors.js';
+import { attachIo, providedConnectionMachine, telemetryKit, type TransportIo } from './actors.js';
 import { redactingObserver } from './redaction.js';
 import { chooseSender, dpopSource, HttpClient } from './http/client.js';
 import { baseHeaders, perRequestHeaders } from './http/headers.js';
@@ -190,14 +181,7 @@ export class StreamableHTTPClientTransport {
 
   private async loadTelemetry(option: TelemetryOption): Promise<void> {
     const { createTelemetry } = await import('./telemetry/otel.js');
-    this.telemetry ??= await createTelemetry(option, this.http.url, this.actor, {
-      envelopeVersion,
-      fingerprint,
-      requestIdsOf,
-      statusOf,
-      toError,
-      McpTransportError,
-    });
+    this.telemetry ??= await createTelemetry(option, this.http.url, this.actor, telemetryKit);
     this.io.telemetry = this.telemetry;
     // close() may have come while the module loaded.
     if (!this.actor.getSnapshot().can({ type: 'start' })) throw new McpTransportError('transport closed while it was starting');
