@@ -1,5 +1,5 @@
 import { assign, fromCallback, fromPromise, raise, sendParent, sendTo, setup } from 'xstate';
-import type { GetResult, JSONRPCId, JSONRPCMessage, JSONRPCResponse, NetworkEvent, PostResult } from './types.js';
+import type { GetResult, JSONRPCMessage, JSONRPCResponse, NetworkEvent, PostResult } from './types.js';
 import {
   isResumableEventId,
   nextReconnectDelay,
@@ -11,7 +11,7 @@ import {
 } from './backoff.js';
 import { idleWatch, idleWatchStates } from './idle-watch.js';
 import { isSessionMissing, MessageTooLargeError, statusOf, StreamEndedError, toError } from './errors.js';
-import { DISCOVER, envelopeVersion, isRequest, LISTEN } from './connection/messages.js';
+import { DISCOVER, envelopeVersion, isRequest, LISTEN, requestIdsOf } from './connection/messages.js';
 import type {
   PostRequestInput,
   PostStreamContext,
@@ -35,13 +35,6 @@ function unsendableIdError(cause: Error | undefined): StreamEndedError {
     'request stream cannot be resumed: its last event id is not visible ASCII, so it cannot be sent as Last-Event-ID',
     { cause },
   );
-}
-
-export function requestIdsOf(message: JSONRPCMessage | JSONRPCMessage[]): JSONRPCId[] {
-  const list = Array.isArray(message) ? message : [message];
-  const ids: JSONRPCId[] = [];
-  for (const m of list) if ('method' in m && 'id' in m) ids.push(m.id);
-  return ids;
 }
 
 const notProvided = (name: string) => () => {

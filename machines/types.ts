@@ -134,6 +134,9 @@ export interface ReconnectionOptions {
 // eslint-disable-next-line @typescript-eslint/no-invalid-void-type
 export type ReconnectionScheduler = (reconnect: () => void, delay: number, attempt: number) => (() => void) | void;
 
+/** F7, L1: how long the legacy fallback waits for the `endpoint` event when `legacyEndpointTimeout` is not given, in ms. */
+export const DEFAULT_LEGACY_ENDPOINT_TIMEOUT = 10_000;
+
 /** Everything the charts decide with; resolved from the caller's options in src/. */
 export interface ChartOptions {
   reconnection: ReconnectionOptions;
@@ -152,7 +155,7 @@ export interface ChartOptions {
   restored: RestoredSession | undefined;
   /** L1: an initialize answered 400, 404 or 405 falls back to the 2024-11-05 HTTP+SSE transport. */
   legacyFallback: boolean;
-  /** F7, L1: the longest wait for the legacy transport's `endpoint` event, in ms (default 10,000). */
+  /** F7, L1: the longest wait for the legacy transport's `endpoint` event, in ms (default `DEFAULT_LEGACY_ENDPOINT_TIMEOUT`). */
   legacyEndpointTimeout?: number | undefined;
   /** An authProvider was given: 401 and 403 insufficient_scope lead to authorizing (A1, A2). */
   authorization: boolean;

@@ -1,10 +1,10 @@
 import { fromCallback, fromPromise } from 'xstate';
-import { connectionMachine, type ConnectionMachine } from '../machines/connection/index.js';
+import { connectionMachine, envelopeVersion, fingerprint, requestIdsOf, type ConnectionMachine } from '../machines/connection/index.js';
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { AuthChallenge, GetResult, MessageSink, PostResult } from '../machines/types.js';
 import type { DirectCallsCommand, DeleteSessionInput } from '../machines/connection/index.js';
-import { McpTransportError, ProtocolError, StreamEndedError, toError } from '../machines/errors.js';
+import { McpTransportError, ProtocolError, statusOf, StreamEndedError, toError } from '../machines/errors.js';
 import { cancelBody } from './http/body.js';
 import { DataPlane, type DirectCalls } from './data-plane.js';
 import type { PostRequestInput, ReadStreamInput, ResumeInput, StreamReaderCommand, StreamReaderEvent } from '../machines/post-stream.js';
@@ -14,7 +14,10 @@ import { deleteSession, openEventStream, postMessage, type ExchangeOptions } fro
 import { readEventStream } from './sse/reader.js';
 import type { SdkAuthOption, SdkGeneration } from './http/auth.js';
 import { networkEvents, type NetworkSignal } from './network.js';
-import type { HttpAttempt, Telemetry } from './telemetry/option.js';
+import type { HttpAttempt, Telemetry, TelemetryKit } from './telemetry/option.js';
+
+/** O1: what the lazily loaded telemetry uses of the eager code, handed to `createTelemetry()` (ARCHITECTURE.md, "Invariants"). */
+export const telemetryKit: TelemetryKit = { envelopeVersion, fingerprint, requestIdsOf, statusOf, toError, McpTransportError };
 
 /** One transport's I/O: what its actors use. The chart holds it as an opaque value (`io`). */
 export interface TransportIo {

@@ -1,7 +1,14 @@
 import type { JSONRPCId, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult, SendTicket } from '../machines/types.js';
 import { StreamEndedError, toError, TransportClosedError } from '../machines/errors.js';
-import { failCall, NO_ATTEMPTS, type DirectCallReport, type DirectCallsCommand, type DirectRoute } from '../machines/connection/index.js';
-import { requestIdsOf, type PostStreamReport } from '../machines/post-stream.js';
+import {
+  failCall,
+  NO_ATTEMPTS,
+  requestIdsOf,
+  type DirectCallReport,
+  type DirectCallsCommand,
+  type DirectRoute,
+} from '../machines/connection/index.js';
+import type { PostStreamReport } from '../machines/post-stream.js';
 import { RequestControl, type HttpClient } from './http/client.js';
 import { postMessage, type ExchangeOptions } from './http/exchanges.js';
 import { readEventStream, type StreamReader } from './sse/reader.js';

@@ -1,5 +1,11 @@
 import type { InspectOption } from './redaction.js';
-import type { ChartOptions, ReconnectionOptions, ReconnectionScheduler, RestoredSession } from '../machines/types.js';
+import {
+  DEFAULT_LEGACY_ENDPOINT_TIMEOUT,
+  type ChartOptions,
+  type ReconnectionOptions,
+  type ReconnectionScheduler,
+  type RestoredSession,
+} from '../machines/types.js';
 import { defaultReconnection } from '../machines/backoff.js';
 import type { DpopOption } from './http/dpop.js';
 import type { FetchLike, PemInput, TlsOptions, TokenSource } from './http/client.js';
@@ -10,7 +16,8 @@ import type { ExchangeOptions } from './http/exchanges.js';
 import { InvalidOptionsError } from '../machines/errors.js';
 
 import type { TelemetryOption } from './telemetry/option.js';
-import { aBoolean, aCount, aDuration, aFunction, anObject, aString, issuesOf, isPlainObject, shape } from './validation.js';
+import { aBoolean, aCount, aDuration, aFunction, anObject, aString, issuesOf, shape } from './validation.js';
+import { isRecord } from './schema.js';
 import * as z from './validation.js';
 
 /**
@@ -188,7 +195,7 @@ function optionSchemas() {
       'true, a key pair { privateKey, publicKey } of CryptoKeys, or a DpopSession',
       (v) =>
         v === true ||
-        (isPlainObject(v) && typeof v.privateKey === 'object' && typeof v.publicKey === 'object') ||
+        (isRecord(v) && typeof v.privateKey === 'object' && typeof v.publicKey === 'object') ||
         (typeof v === 'object' && v !== null && typeof (v as { buildProof?: unknown }).buildProof === 'function'),
     ),
     redirectPolicy: z.literal(['same-origin', 'follow'], "'same-origin' or 'follow'"),
@@ -232,7 +239,7 @@ function optionSchemas() {
     restoreState: anObject('a saved transport state (what saveState() returned)'),
     network: shape<NetworkSignal | false>(
       'false or a network signal ({ online, subscribe })',
-      (v) => v === false || (isPlainObject(v) && typeof v.online === 'boolean' && typeof v.subscribe === 'function'),
+      (v) => v === false || (isRecord(v) && typeof v.online === 'boolean' && typeof v.subscribe === 'function'),
     ),
     legacyEndpointTimeout: aDuration(),
     inspect: shape<InspectOption>(
@@ -241,7 +248,7 @@ function optionSchemas() {
     ),
     telemetry: shape<TelemetryOption>(
       'true, or { tracer, meter, sessionId }',
-      (v) => v === true || (isPlainObject(v) && (v.sessionId === undefined || v.sessionId === 'fingerprint' || v.sessionId === 'raw')),
+      (v) => v === true || (isRecord(v) && (v.sessionId === undefined || v.sessionId === 'fingerprint' || v.sessionId === 'raw')),
     ),
     proxy: shape<string | URL | false>("an http: or https: proxy URL (e.g. 'http://proxy.internal:3128'), or false", isProxy),
     tls: z.object(
@@ -313,7 +320,7 @@ export function resolveChartOptions(
     legacyFallback: options.legacyFallback ?? true,
     maxStepUpRetries: options.maxStepUpRetries ?? 1,
     reissue: options.reissue,
-    legacyEndpointTimeout: options.legacyEndpointTimeout ?? 10_000,
+    legacyEndpointTimeout: options.legacyEndpointTimeout ?? DEFAULT_LEGACY_ENDPOINT_TIMEOUT,
     streamIdleTimeout: options.streamIdleTimeout,
     maxMessageBytes: options.maxMessageBytes ?? 16 * 1024 * 1024,
     sessionId: restore?.sessionId ?? options.sessionId,

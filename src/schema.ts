@@ -1,5 +1,5 @@
 import type { JSONRPCId, JSONRPCMessage } from '../machines/types.js';
-import { formatStack, MessageTooDeepError } from '../machines/errors.js';
+import { formatStack, InvalidMessageError, MessageTooDeepError } from '../machines/errors.js';
 
 /**
  * Validation at the edge: what the server sends and what a caller hands to `send()`.
@@ -11,7 +11,8 @@ import { formatStack, MessageTooDeepError } from '../machines/errors.js';
 
 type Checked = Record<string, unknown>;
 
-function isPlainObject(value: unknown): value is Checked {
+/** A JSON object: not null, not an array (the one "is a record" check of the package). */
+export function isRecord(value: unknown): value is Checked {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
@@ -25,19 +26,19 @@ function problemOf(message: Checked): string | undefined {
   if ('method' in message) {
     if (typeof message.method !== 'string') return 'method must be a string';
     if ('id' in message && !isRequestId(message.id)) return 'id must be a string or an integer';
-    if (message.params !== undefined && !isPlainObject(message.params)) return 'params must be an object';
+    if (message.params !== undefined && !isRecord(message.params)) return 'params must be an object';
     return undefined;
   }
   if ('error' in message) {
     if (message.id !== undefined && message.id !== null && !isRequestId(message.id)) return 'id must be a string, an integer or null';
     const error = message.error;
-    if (!isPlainObject(error)) return 'error must be an object';
+    if (!isRecord(error)) return 'error must be an object';
     if (!Number.isInteger(error.code)) return 'error.code must be an integer';
     if (typeof error.message !== 'string') return 'error.message must be a string';
     return undefined;
   }
   if (!isRequestId(message.id)) return 'id must be a string or an integer';
-  if (!isPlainObject(message.result)) return 'result must be an object';
+  if (!isRecord(message.result)) return 'result must be an object';
   return undefined;
 }
 
@@ -52,8 +53,14 @@ export function validateMessage(value: unknown): Validation {
  * The same check with nothing allocated, for the per-message path (every server-sent event):
  * after false, `lastMessageProblem()` says why.
  */
+/** What `send()` rejects with for a value that is no JSON-RPC message; undefined for a message. */
+export function invalidMessage(value: unknown): InvalidMessageError | undefined {
+  const checked = validateMessage(value);
+  return checked.ok ? undefined : new InvalidMessageError(`not a JSON-RPC message: ${checked.reason}`);
+}
+
 export function isJsonRpcMessage(value: unknown): value is JSONRPCMessage {
-  if (isPlainObject(value)) return isMessage(value);
+  if (isRecord(value)) return isMessage(value);
   lastProblem = 'not a JSON-RPC message object';
   return false;
 }
@@ -127,7 +134,7 @@ export function messageTooDeep(): MessageTooDeepError {
 /** S7: whether a value (checked or not) is the response to one of `requestIds`. */
 export function answersOneOf(value: unknown, requestIds: readonly JSONRPCId[]): boolean {
   return (
-    isPlainObject(value) &&
+    isRecord(value) &&
     ('result' in value || 'error' in value) &&
     (typeof value.id === 'string' || typeof value.id === 'number') &&
     requestIds.includes(value.id)

@@ -1,18 +1,8 @@
 import { createActor, type Actor } from 'xstate';
-import { directRoute, envelopeVersion, fingerprint, type ConnectionEmitted, type ConnectionMachine } from '../machines/connection/index.js';
-import { requestIdsOf } from '../machines/post-stream.js';
+import { directRoute, envelopeVersion, type ConnectionEmitted, type ConnectionMachine } from '../machines/connection/index.js';
 import { sendTicket, type JSONRPCMessage, type MessageSink } from '../machines/types.js';
-import {
-  asSdkAuthError,
-  InvalidMessageError,
-  McpTransportError,
-  OfflineError,
-  statusOf,
-  StreamEndedError,
-  toError,
-  TransportFailedError,
-} from '../machines/errors.js';
-import { attachIo, providedConnectionMachine, type TransportIo } from './actors.js';
+import { asSdkAuthError, McpTransportError, OfflineError, StreamEndedError, TransportFailedError } from '../machines/errors.js';
+import { attachIo, providedConnectionMachine, telemetryKit, type TransportIo } from './actors.js';
 import { redactingObserver } from './redaction.js';
 import { chooseSender, dpopSource, HttpClient } from './http/client.js';
 import { baseHeaders, perRequestHeaders } from './http/headers.js';
@@ -23,7 +13,7 @@ import {
   resolveExchangeOptions,
   type StreamableHTTPClientTransportOptions,
 } from './options.js';
-import { validateMessage } from './schema.js';
+import { invalidMessage } from './schema.js';
 import { browserNetwork } from './network.js';
 import { checkSavedState, restoredSession, savedStateOf, type SavedTransportState } from './saved-state.js';
 import type { Telemetry, TelemetryOption } from './telemetry/option.js';
@@ -191,14 +181,7 @@ export class StreamableHTTPClientTransport {
 
   private async loadTelemetry(option: TelemetryOption): Promise<void> {
     const { createTelemetry } = await import('./telemetry/otel.js');
-    this.telemetry ??= await createTelemetry(option, this.http.url, this.actor, {
-      envelopeVersion,
-      fingerprint,
-      requestIdsOf,
-      statusOf,
-      toError,
-      McpTransportError,
-    });
+    this.telemetry ??= await createTelemetry(option, this.http.url, this.actor, telemetryKit);
     this.io.telemetry = this.telemetry;
     // close() may have come while the module loaded.
     if (!this.actor.getSnapshot().can({ type: 'start' })) throw new McpTransportError('transport closed while it was starting');
@@ -213,7 +196,7 @@ export class StreamableHTTPClientTransport {
   send(message: JSONRPCMessage | JSONRPCMessage[], options?: SendOptions): Promise<void> {
     if (Array.isArray(message)) {
       for (const item of message) {
-        const invalid = this.invalid(item);
+        const invalid = invalidMessage(item);
         if (invalid) return Promise.reject(invalid);
       }
       const telemetry = this.telemetry;
@@ -221,7 +204,7 @@ export class StreamableHTTPClientTransport {
         ? this.dispatchAll(message, options)
         : telemetry.traced(message, options, this.actor.getSnapshot().context, this.dispatchEither);
     }
-    const invalid = this.invalid(message);
+    const invalid = invalidMessage(message);
     if (invalid) return Promise.reject(invalid);
     const telemetry = this.telemetry;
     return telemetry === undefined || !telemetry.enabled()
@@ -396,10 +379,5 @@ export class StreamableHTTPClientTransport {
       case 'session.changed':
         return;
     }
-  }
-
-  private invalid(message: unknown): InvalidMessageError | undefined {
-    const checked = validateMessage(message);
-    return checked.ok ? undefined : new InvalidMessageError(`not a JSON-RPC message: ${checked.reason}`);
   }
 }

@@ -8,6 +8,7 @@
  */
 import * as z from 'zod/mini';
 import type { InputIssue } from '../machines/errors.js';
+import { isRecord } from './schema.js';
 
 /**
  * The zod/mini functions the checks use, by name: the build inlines this module with zod/mini
@@ -64,14 +65,11 @@ export function issuesOf(schema: z.ZodMiniType, value: unknown, prefix = ''): In
   });
 }
 
-export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /** A schema that is `test`, named by what it expects. */
 export const shape = <T>(expected: string, test: (value: unknown) => boolean) => z.custom<T>(test, expected);
 
 export const aFunction = (expected = 'a function') => shape<(...args: never[]) => unknown>(expected, (v) => typeof v === 'function');
-export const anObject = (expected = 'an object') => shape<Record<string, unknown>>(expected, isPlainObject);
+export const anObject = (expected = 'an object') => shape<Record<string, unknown>>(expected, isRecord);
 export const aBoolean = () => z.boolean('true or false');
 export const aString = (expected = 'a string') => z.string(expected);
 /** A finite number ≥ 0 (a delay, a timeout, in ms). */

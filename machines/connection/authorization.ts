@@ -9,10 +9,9 @@
  */
 import { assertEvent, assign, enqueueActions } from 'xstate';
 import type { ErrorActorEvent } from 'xstate';
-import { requestIdsOf } from '../post-stream.js';
 import { asFailure, isUnauthorized, toError } from '../errors.js';
 import { actions, guards, type ConnectionState } from './base.js';
-import { challengeOf, failCall } from './messages.js';
+import { challengeOf, failCall, requestIdsOf } from './messages.js';
 import type { AuthReturn, QueuedSend } from './types.js';
 
 /** Why the flow failed, handed to the guard and actions as typed params. */

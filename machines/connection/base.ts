@@ -5,8 +5,8 @@
  */
 import { assertEvent, assign, emit, enqueueActions, fromCallback, fromPromise, setup, stopChild } from 'xstate';
 import type { ActionFunction, GuardPredicate, ParameterizedObject, StateNodeConfig } from 'xstate';
-import type { AuthChallenge } from '../types.js';
-import { postStreamMachine, requestIdsOf } from '../post-stream.js';
+import { DEFAULT_LEGACY_ENDPOINT_TIMEOUT, type AuthChallenge } from '../types.js';
+import { postStreamMachine } from '../post-stream.js';
 import { standaloneStreamMachine } from '../standalone-stream.js';
 import { isServerTrouble, isSessionMissing, statusOf, StreamEndedError, TransportClosedError } from '../errors.js';
 import type {
@@ -21,7 +21,17 @@ import type {
 
 import { dropRequest, spawnPosts } from './posts.js';
 import { directCallsSlot } from './direct.js';
-import { BATCHING_PROTOCOL, cancelledRequestId, challengeOf, failCall, INITIALIZE, INITIALIZED, isRequest, asRequest } from './messages.js';
+import {
+  BATCHING_PROTOCOL,
+  cancelledRequestId,
+  challengeOf,
+  failCall,
+  INITIALIZE,
+  INITIALIZED,
+  isRequest,
+  asRequest,
+  requestIdsOf,
+} from './messages.js';
 
 /** The session and protocol version every request of this session carries. */
 export function versionFields(protocolVersion: string | undefined): Pick<ConnectionContext, 'protocolVersion' | 'batching'> {
@@ -77,7 +87,7 @@ export const connectionSetup = setup({
     /** How long close() waits for the server to end the standalone stream after the DELETE. */
     drainTimeout: 100,
     /** F7, L1: how long the legacy fallback waits for the server's `endpoint` event. */
-    legacyEndpointTimeout: ({ context }) => context.options.legacyEndpointTimeout ?? 10_000,
+    legacyEndpointTimeout: ({ context }) => context.options.legacyEndpointTimeout ?? DEFAULT_LEGACY_ENDPOINT_TIMEOUT,
   },
 });
 

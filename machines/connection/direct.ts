@@ -7,8 +7,8 @@
  */
 import { assertEvent, assign, enqueueActions, fromCallback, sendTo, spawnChild } from 'xstate';
 import type { JSONRPCId, JSONRPCMessage, SendTicket } from '../types.js';
-import { requestIdsOf, type InterruptedStream, type PostStreamInput } from '../post-stream.js';
-import { CANCELLED, DISCOVER, freePostId, INITIALIZE, INITIALIZED, isRequest, LISTEN, NO_ATTEMPTS } from './messages.js';
+import type { InterruptedStream, PostStreamInput } from '../post-stream.js';
+import { CANCELLED, DISCOVER, freePostId, INITIALIZE, INITIALIZED, isRequest, LISTEN, NO_ATTEMPTS, requestIdsOf } from './messages.js';
 import { actions, isOffline } from './base.js';
 import type { ConnectionContext } from './types.js';
 

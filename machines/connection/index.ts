@@ -104,4 +104,14 @@ export {
   isDirectCall,
   sessionOf,
 } from './direct.js';
-export { failCall, failureResponse, fingerprint, INITIALIZE, INITIALIZED, isRequest, envelopeVersion, NO_ATTEMPTS } from './messages.js';
+export {
+  failCall,
+  failureResponse,
+  fingerprint,
+  INITIALIZE,
+  INITIALIZED,
+  isRequest,
+  envelopeVersion,
+  NO_ATTEMPTS,
+  requestIdsOf,
+} from './messages.js';

@@ -5,6 +5,7 @@
 import { assertEvent, assign } from 'xstate';
 import { ProtocolError, statusOf, StreamableHTTPError } from '../errors.js';
 import type { ConnectionContext } from './types.js';
+import { DEFAULT_LEGACY_ENDPOINT_TIMEOUT } from '../types.js';
 import { actions, guards, type ConnectionState } from './base.js';
 import { INITIALIZE, isRequest } from './messages.js';
 
@@ -49,7 +50,7 @@ export const legacyActions = actions({
     error: fallbackFailed(
       context,
       new ProtocolError(
-        `legacy fallback: the server sent no endpoint event within ${context.options.legacyEndpointTimeout ?? 10_000} ms (legacyEndpointTimeout)`,
+        `legacy fallback: the server sent no endpoint event within ${context.options.legacyEndpointTimeout ?? DEFAULT_LEGACY_ENDPOINT_TIMEOUT} ms (legacyEndpointTimeout)`,
       ),
     ),
   })),

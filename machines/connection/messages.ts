@@ -51,6 +51,14 @@ export function isRequest(message: JSONRPCMessage | JSONRPCMessage[], method: st
   return !Array.isArray(message) && 'method' in message && message.method === method;
 }
 
+/** The ids of the requests in a message or batch (notifications and responses have none to answer). */
+export function requestIdsOf(message: JSONRPCMessage | JSONRPCMessage[]): JSONRPCId[] {
+  const list = Array.isArray(message) ? message : [message];
+  const ids: JSONRPCId[] = [];
+  for (const m of list) if ('method' in m && 'id' in m) ids.push(m.id);
+  return ids;
+}
+
 /** A message's authorization so far, before any (A1, A2). */
 export const NO_ATTEMPTS = { auth: 0, stepUps: 0 } as const;
 

@@ -3,8 +3,8 @@
  * cancelled or aborted request stops. Kept apart from base.ts so each file keeps to one concern.
  */
 import type { JSONRPCId } from '../types.js';
-import { requestIdsOf, type PostStreamInput } from '../post-stream.js';
-import { freePostId, isRequest, LISTEN, NO_ATTEMPTS } from './messages.js';
+import type { PostStreamInput } from '../post-stream.js';
+import { freePostId, isRequest, LISTEN, NO_ATTEMPTS, requestIdsOf } from './messages.js';
 import { sessionOf } from './direct.js';
 import type { ConnectionContext, QueuedSend } from './types.js';
 

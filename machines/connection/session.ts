@@ -4,7 +4,6 @@
  */
 import { assertEvent, assign, emit, enqueueActions, stopChild } from 'xstate';
 import { asFailure, ProtocolError, StreamableHTTPError, StreamEndedError } from '../errors.js';
-import { requestIdsOf } from '../post-stream.js';
 import {
   isOffline,
   actions,
@@ -17,7 +16,7 @@ import {
   otherFailure,
   type ConnectionState,
 } from './base.js';
-import { asRequest, failCall, INITIALIZE, isRequest } from './messages.js';
+import { asRequest, failCall, INITIALIZE, isRequest, requestIdsOf } from './messages.js';
 import { spawnPosts } from './posts.js';
 import { DIRECT_CALLS, DIRECT_INITIALIZE, DIRECT_INITIALIZED_NOTICE, handshakeIsDirect } from './direct.js';
 import { probeAnswers } from './modern.js';

@@ -1,5 +1,6 @@
 import type { GetResult, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult } from '../../machines/types.js';
 import type { PostRequestInput } from '../../machines/post-stream.js';
+import { INITIALIZE, isRequest } from '../../machines/connection/messages.js';
 import { formatStack, McpTransportError, MessageTooLargeError, ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
 import { cut, isResponse, messageTooDeep, nestsTooDeep, sessionIdProblem, validateMessage } from '../schema.js';
 import { HttpClient, redirectTarget, RequestControl, type Exchange, type HttpResponse, type RequestSpec } from './client.js';
@@ -112,10 +113,6 @@ function responseSessionId(response: HttpResponse, initializing: boolean, sink: 
   return undefined;
 }
 
-function isInitialize(message: PostRequestInput['message']): boolean {
-  return !Array.isArray(message) && 'method' in message && message.method === 'initialize';
-}
-
 function statusError(exchange: Exchange, what: string, body: string, sessionMissing: boolean, url: URL): StreamableHTTPError {
   const { response } = exchange;
   const { status, statusText } = response;
@@ -202,7 +199,7 @@ export async function postMessage(
       }
       throw statusError(exchange, 'POST', body, sessionMissing, http.url);
     }
-    const sessionId = responseSessionId(response, isInitialize(input.message), sink);
+    const sessionId = responseSessionId(response, isRequest(input.message, INITIALIZE), sink);
     const type = mediaType(response.headers.get('content-type'));
     if (input.requestIds.length === 0) {
       // P1: a notification or response is accepted by any 2xx; a body is discarded.

@@ -6,7 +6,7 @@
  */
 import type { JSONRPCId, JSONRPCMessage, PostResult, GetResult } from '../../machines/types.js';
 import type { envelopeVersion, fingerprint } from '../../machines/connection/index.js';
-import type { requestIdsOf } from '../../machines/post-stream.js';
+import type { requestIdsOf } from '../../machines/connection/messages.js';
 import type { McpTransportError, statusOf, toError } from '../../machines/errors.js';
 
 /** An OpenTelemetry `Tracer` (`@opentelemetry/api`), as far as the transport needs to name it. */

@@ -1,6 +1,8 @@
 /**
  * ARCHITECTURE.md's code map cannot drift: every source file under machines/ and src/ is named
- * there (a file in a subfolder may be covered by its folder's entry, `http/`, `view/`, …).
+ * there by its path, or by the end of its path that names no other file (`http/node.ts`,
+ * `post-stream.ts`; `node.ts` alone would name two); a folder's entry covers none of its files.
+ * Every door of package.json's "exports" is in its table of doors.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -15,26 +17,57 @@ function sourcesUnder(folder: string): string[] {
     .map((name) => relative(repositoryRoot, join(repositoryRoot, folder, name)));
 }
 
-/** The files the map does not name: neither the file (`name.ts`) nor, in a subfolder, its folder (`folder/`). */
-function unnamed(files: readonly string[], text: string): string[] {
-  return files.filter((file) => {
-    const parts = file.split('/');
-    const name = parts.at(-1) ?? file;
-    if (text.includes(`\`${name}\``) || text.includes(`\`${file}\``)) return false;
-    const folder = parts.length > 2 ? parts.at(-2) : undefined;
-    return folder === undefined || !text.includes(`\`${folder}/\``);
-  });
+/** The backticked names in `text`: `src/http/node.ts`, `http/node.ts`, `node.ts`, `http/`, … */
+const spansOf = (text: string): Set<string> => new Set([...text.matchAll(/`([^`\s]+)`/g)].map((match) => match[1] ?? ''));
+
+/** Whether `name` is `file`'s path or an end of it after a `/`. */
+const ends = (file: string, name: string): boolean => file === name || file.endsWith(`/${name}`);
+
+/**
+ * The files the map does not name: no backticked name there is the file's path or an end of it
+ * that is no other file's (`library`: every file a name could mean).
+ */
+function unnamed(files: readonly string[], text: string, library: readonly string[] = files): string[] {
+  const spans = [...spansOf(text)].filter((name) => name.endsWith('.ts'));
+  const all = [...new Set([...library, ...files])];
+  return files.filter((file) => !spans.some((name) => ends(file, name) && all.every((other) => other === file || !ends(other, name))));
 }
 
 describe('ARCHITECTURE.md', () => {
-  it('names every file under machines/ and src/ in its code map', () => {
-    const files = [...sourcesUnder('machines'), ...sourcesUnder('src')];
+  const library = () => [...sourcesUnder('machines'), ...sourcesUnder('src')];
+
+  it('names every file under machines/ and src/ in its code map, by its path', () => {
+    const files = library();
     expect(files.length).toBeGreaterThan(40);
     expect(unnamed(files, map)).toEqual([]);
   });
 
-  it('the check can fail: a file the map does not name is reported', () => {
-    expect(unnamed(['src/unmapped-module.ts', 'src/transport.ts', 'src/http/client.ts'], map)).toEqual(['src/unmapped-module.ts']);
+  it('the check can fail: an unnamed file, one named by its folder only, one named by a name two files share', () => {
+    const files = [
+      'src/unmapped-module.ts',
+      'src/transport.ts',
+      'src/http/client.ts',
+      'src/http/node.ts',
+      'src/node.ts',
+      'src/sse/reader.ts',
+    ];
+    const text = 'The `transport.ts`, `http/client.ts`, `sse/` and `node.ts`.';
+    expect(unnamed(files, text)).toEqual(['src/unmapped-module.ts', 'src/http/node.ts', 'src/node.ts', 'src/sse/reader.ts']);
+    expect(unnamed(files, `${text} And \`src/node.ts\`, \`http/node.ts\`.`)).toEqual(['src/unmapped-module.ts', 'src/sse/reader.ts']);
+  });
+
+  it('names every door of package.json\'s "exports" in its table of doors', () => {
+    const { name, exports } = JSON.parse(readFileSync(join(repositoryRoot, 'package.json'), 'utf8')) as {
+      name: string;
+      exports: Record<string, unknown>;
+    };
+    const doors = Object.keys(exports)
+      .filter((key) => key !== './package.json')
+      .map((key) => (key === '.' ? name : `${name}/${key.slice(2)}`));
+    expect(doors).toEqual(expect.arrayContaining([name, `${name}/machines`, `${name}/testing`, `${name}/devtools`]));
+    const table = map.slice(map.indexOf('### The doors'), map.indexOf('###', map.indexOf('### The doors') + 1));
+    const rows = table.split('\n').filter((line) => line.startsWith('| `'));
+    expect(doors.filter((door) => !rows.some((row) => row.startsWith(`| \`${door}\``)))).toEqual([]);
   });
 
   /** The I/O layer: the requests, the stream readers, the actors that run them, the direct path. */

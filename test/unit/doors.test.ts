@@ -128,7 +128,7 @@ describe('the doors', () => {
         .filter((argument) => !(argument.includes('webpackIgnore: true') && argument.includes('@vite-ignore')))
         .map((argument) => `${file}: import(${argument})`),
     );
-  const loaders = ['src/http/auth.ts', 'src/telemetry/otel.ts', 'src/http/node.ts', 'src/devtools/live.ts'];
+  const loaders = ['src/http/auth.ts', 'src/telemetry/otel.ts', 'src/http/proxy.ts', 'src/devtools/live.ts'];
 
   it('A1, O2, U5: every import() of a name held in a variable tells webpack and Vite to leave it alone (webpack would warn "Critical dependency" and make a context module of it)', () => {
     for (const file of loaders) expect(readSource(file), file).toMatch(/\bimport\(\/\*/);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, createMachine, SimulatedClock } from 'xstate';
 import { postStreamMachine, type PostStreamInput, type PostStreamReport } from '../../machines/post-stream.js';
+import { NO_ATTEMPTS } from '../../machines/connection/messages.js';
 import { StreamEndedError } from '../../machines/errors.js';
 import type { ChartOptions, StreamEnd } from '../../machines/types.js';
 import { chartOptions, fakeIo, flush, openStream, streamEnd, ticket, type FakeIo } from './fakes.js';
@@ -25,7 +26,7 @@ function setUp(overrides: Partial<ChartOptions> = {}, message: PostStreamInput['
         message,
         ticket: sendTicket,
         origin: 'caller' as const,
-        attempts: { auth: 0, stepUps: 0 },
+        attempts: NO_ATTEMPTS,
         sessionId: 's',
         protocolVersion: 'v',
         options: chartOptions(overrides),
@@ -203,7 +204,7 @@ describe('POST stream chart: idle streams and resumption tokens', () => {
         message: request,
         ticket: sendTicket,
         origin: 'caller',
-        attempts: { auth: 0, stepUps: 0 },
+        attempts: NO_ATTEMPTS,
         sessionId: 's',
         protocolVersion: 'v',
         options: chartOptions(),

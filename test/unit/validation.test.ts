@@ -216,4 +216,20 @@ describe('U9: zod stays at the edges', () => {
       path === 'src/sse/reader.ts' ? `${readSource(path)}\nimport './../validation.js';\n` : readSource(path);
     expect([...graphOf('src/sse/reader.ts', planted)]).toContain('src/validation.ts');
   });
+
+  /** The modules that import zod among those the package's doors reach (package.json "exports"). */
+  const doors = ['src/index.ts', 'src/node.ts', 'machines/index.ts', 'src/testing.ts', 'src/devtools/index.ts'];
+  const zodImporters = (read = readSource) =>
+    [...new Set(doors.flatMap((door) => [...graphOf(door, read)]))].filter((file) => importsZod(file, read)).sort();
+
+  it('U9: of every module a door reaches, only src/validation.ts imports zod (the CLI and the demo server are no door)', () => {
+    expect(zodImporters()).toEqual(['src/validation.ts']);
+    expect(importsZod('src/devtools/demo-server.ts') && importsZod('src/devtools/cli/args.ts')).toBe(true);
+  });
+
+  it('U9: the check can fail: a planted zod import in a module the devtools door reaches is found', () => {
+    const planted = (path: string) =>
+      path === 'src/devtools/recorder.ts' ? `import * as z from 'zod/mini';\n${readSource(path)}` : readSource(path);
+    expect(zodImporters(planted)).toEqual(['src/devtools/recorder.ts', 'src/validation.ts']);
+  });
 });

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, createMachine, SimulatedClock, type AnyActorRef } from 'xstate';
 import { postStreamMachine } from '../../machines/post-stream.js';
+import { NO_ATTEMPTS } from '../../machines/connection/messages.js';
 import { standaloneStreamMachine } from '../../machines/standalone-stream.js';
 import type { PlannedWait } from '../../machines/backoff.js';
 import type { ChartOptions } from '../../machines/types.js';
@@ -38,7 +39,7 @@ function run(kind: 'standalone' | 'post', overrides: Partial<ChartOptions> = {},
           message: request,
           ticket: ticket(),
           origin: 'caller' as const,
-          attempts: { auth: 0, stepUps: 0 },
+          attempts: NO_ATTEMPTS,
           sessionId: 's',
           protocolVersion: 'v',
           options,

@@ -14,6 +14,7 @@ import { InspectorPortError, inspectLive, MissingPeerError, type LiveInspection 
 import { serveView } from '../view/server.js';
 import { classify, describeError, exitCodes, StepTimeoutError, UserFacingError } from './failure.js';
 import { CliSession } from './session.js';
+import { isRecord } from '../../schema.js';
 
 /** Where every line goes: text for people, or one JSON object per line with `--json`. */
 export class Output {
@@ -207,10 +208,6 @@ function listenFor(result: Record<string, unknown>): Record<string, boolean> {
     ...(announces('prompts') ? { promptsListChanged: true } : {}),
     ...(announces('resources') ? { resourcesListChanged: true } : {}),
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function contentText(result: Record<string, unknown>): string {

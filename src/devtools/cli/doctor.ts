@@ -11,6 +11,8 @@
 import { createParser } from 'eventsource-parser';
 import type { DoctorOptions } from './args.js';
 import { classify, exitCodes } from './failure.js';
+import { isRecord } from '../../schema.js';
+import { FIRST_MODERN_VERSION, PROTOCOL_VERSION_META_KEY } from '../../../machines/connection/messages.js';
 
 export type Level = 'ok' | 'note' | 'fault';
 
@@ -22,11 +24,10 @@ export interface Finding {
   fix?: string;
 }
 
-const modernVersion = '2026-07-28';
 const streamableVersion = '2025-11-25';
 const clientInfo = { name: 'mcp-xstate-transport-doctor', version: '1' };
 const envelope = {
-  'io.modelcontextprotocol/protocolVersion': modernVersion,
+  [PROTOCOL_VERSION_META_KEY]: FIRST_MODERN_VERSION,
   'io.modelcontextprotocol/clientInfo': clientInfo,
   'io.modelcontextprotocol/clientCapabilities': {},
 };
@@ -35,10 +36,6 @@ const proxyCutoffS = 60;
 const clientCutoffS = 300;
 
 type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** A probe's answer: status, headers, and the JSON-RPC message it carried (JSON or the first SSE answer). */
 interface Answer {
@@ -86,7 +83,7 @@ class Probes {
       const text = await response.text();
       try {
         const parsed: unknown = JSON.parse(text);
-        message = isObject(parsed) ? parsed : undefined;
+        message = isRecord(parsed) ? parsed : undefined;
       } catch {
         message = undefined;
       }
@@ -104,7 +101,7 @@ async function firstAnswer(body: ReadableStream<Uint8Array>, id: number): Promis
     onEvent: (event) => {
       try {
         const data: unknown = JSON.parse(event.data);
-        if (found === undefined && isObject(data) && data.id === id) found = data;
+        if (found === undefined && isRecord(data) && data.id === id) found = data;
       } catch {
         // not JSON: a priming event or a comment-like payload
       }
@@ -238,7 +235,7 @@ class Report {
 /** The rpc error's text, for the era line: `JSON-RPC error -32601 Method not found`, or the HTTP status. */
 function refusal(answer: Answer): string {
   const error = answer.message?.error;
-  if (isObject(error)) return `JSON-RPC error ${String(error.code)}${typeof error.message === 'string' ? ` ${error.message}` : ''}`;
+  if (isRecord(error)) return `JSON-RPC error ${String(error.code)}${typeof error.message === 'string' ? ` ${error.message}` : ''}`;
   return `HTTP ${answer.status}`;
 }
 
@@ -270,7 +267,7 @@ async function checkAuth(probes: Probes, report: Report, url: URL, answer: Answe
       tried.push(`${at.href} → HTTP ${response.status}`);
       if (response.status !== 200) continue;
       const body: unknown = await response.json();
-      if (isObject(body)) {
+      if (isRecord(body)) {
         found = { at, servers: body.authorization_servers };
         break;
       }
@@ -348,7 +345,7 @@ export async function doctor(options: DoctorOptions): Promise<number> {
   const probes = new Probes(options);
   let url = new URL(options.url);
   if (!options.json) console.log(`doctor ${url.href}`);
-  const modernHeaders = { 'mcp-protocol-version': modernVersion, 'mcp-method': 'server/discover' };
+  const modernHeaders = { 'mcp-protocol-version': FIRST_MODERN_VERSION, 'mcp-method': 'server/discover' };
   let sessionId: string | undefined;
   try {
     // 1. The eras: server/discover (2026-07-28), then initialize (2025-11-25).
@@ -373,14 +370,14 @@ export async function doctor(options: DoctorOptions): Promise<number> {
       }
       return report.end(exitCodes.unauthorized);
     }
-    const discovered = isObject(discover.message?.result) ? discover.message.result : undefined;
+    const discovered = isRecord(discover.message?.result) ? discover.message.result : undefined;
     const supported = Array.isArray(discovered?.supportedVersions)
       ? discovered.supportedVersions.filter((v): v is string => typeof v === 'string')
       : [];
     const modern = discover.status === 200 && supported.length > 0;
 
     const init = await probes.post(url, 'initialize', { protocolVersion: streamableVersion, capabilities: {}, clientInfo });
-    const initialized = init.status === 200 && isObject(init.message?.result) ? init.message.result : undefined;
+    const initialized = init.status === 200 && isRecord(init.message?.result) ? init.message.result : undefined;
     sessionId = initialized === undefined ? undefined : (init.headers.get('mcp-session-id') ?? undefined);
     const negotiated = typeof initialized?.protocolVersion === 'string' ? initialized.protocolVersion : undefined;
     if (!modern && negotiated === undefined) {
@@ -401,7 +398,7 @@ export async function doctor(options: DoctorOptions): Promise<number> {
     else {
       const data = init.message?.error;
       const listed =
-        isObject(data) && isObject(data.data) && Array.isArray(data.data.supported)
+        isRecord(data) && isRecord(data.data) && Array.isArray(data.data.supported)
           ? ` (supported: ${data.data.supported.map(String).join(', ')})`
           : '';
       eras.push(`no 2025 era (initialize: ${refusal(init)}${listed})`);
@@ -436,7 +433,7 @@ export async function doctor(options: DoctorOptions): Promise<number> {
           headers: {
             'content-type': 'application/json',
             accept: 'application/json, text/event-stream',
-            'mcp-protocol-version': modernVersion,
+            'mcp-protocol-version': FIRST_MODERN_VERSION,
             'mcp-method': 'subscriptions/listen',
           },
           body: JSON.stringify({
@@ -625,7 +622,7 @@ async function checkCors(
           url,
           'server/discover',
           { _meta: envelope },
-          { origin: options.origin, 'mcp-protocol-version': modernVersion, 'mcp-method': 'server/discover' },
+          { origin: options.origin, 'mcp-protocol-version': FIRST_MODERN_VERSION, 'mcp-method': 'server/discover' },
         );
   if (request.headers.get('access-control-allow-origin') === null) {
     faults.push(`the answer to a POST with Origin (HTTP ${request.status}) has no Access-Control-Allow-Origin`);

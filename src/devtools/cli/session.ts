@@ -4,11 +4,10 @@
  */
 import type { JSONRPCMessage, JSONRPCNotification } from '../../../machines/types.js';
 import type { StreamableHTTPClientTransport } from '../../transport.js';
+import { FIRST_MODERN_VERSION, PROTOCOL_VERSION_META_KEY } from '../../../machines/connection/messages.js';
 
 /** The protocol revision the CLI asks for; the server may answer with an older one it supports. */
 export const requestedProtocolVersion = '2025-11-25';
-/** E1: the sessionless revision the CLI probes for first (`server/discover`). */
-export const modernProtocolVersion = '2026-07-28';
 const clientInfo = { name: 'mcp-xstate-transport-cli', version: '1' };
 
 /** What connecting found: the era, and the server's description (InitializeResult or DiscoverResult). */
@@ -101,7 +100,7 @@ export class CliSession {
   async connect(): Promise<Connected> {
     await this.transport.start();
     this.envelope = {
-      'io.modelcontextprotocol/protocolVersion': modernProtocolVersion,
+      [PROTOCOL_VERSION_META_KEY]: FIRST_MODERN_VERSION,
       'io.modelcontextprotocol/clientInfo': clientInfo,
       'io.modelcontextprotocol/clientCapabilities': {},
     };
@@ -112,8 +111,8 @@ export class CliSession {
       if (!(error instanceof RpcError)) throw error;
     }
     const versions = discover?.supportedVersions;
-    if (discover !== undefined && Array.isArray(versions) && versions.includes(modernProtocolVersion)) {
-      this.transport.setProtocolVersion(modernProtocolVersion);
+    if (discover !== undefined && Array.isArray(versions) && versions.includes(FIRST_MODERN_VERSION)) {
+      this.transport.setProtocolVersion(FIRST_MODERN_VERSION);
       const meta = discover._meta;
       const info =
         typeof meta === 'object' && meta !== null ? (meta as Record<string, unknown>)['io.modelcontextprotocol/serverInfo'] : undefined;

@@ -5,7 +5,8 @@
  * lenient hand check for files a user opens in the page.
  */
 import { InvalidRecordingError, type InputIssue } from '../../../machines/errors.js';
-import { anObject, isPlainObject, issuesOf } from '../../validation.js';
+import { anObject, issuesOf } from '../../validation.js';
+import { isRecord } from '../../schema.js';
 import * as z from '../../validation.js';
 
 const kinds = ['header', 'actor', 'event', 'snapshot', 'emit', 'timer', 'cancel'] as const;
@@ -43,8 +44,7 @@ function schema(): z.ZodMiniType {
       variant('cancel', { id: z.string('a timer id, a string') }),
     ],
     {
-      error: (issue) =>
-        isPlainObject(issue.input) ? `one of ${kinds.join(', ')}` : 'a recorder line (a JSON object with t, kind and actor)',
+      error: (issue) => (isRecord(issue.input) ? `one of ${kinds.join(', ')}` : 'a recorder line (a JSON object with t, kind and actor)'),
     },
   );
   return lineSchema;

@@ -1,0 +1,293 @@
+/// <reference types="node" />
+/**
+ * H11: a `node:http` answer as the part of a WHATWG `Response` the exchanges read
+ * (`HttpResponse`): its headers read from `rawHeaders`, its body decoded as fetch decodes it
+ * (gzip, deflate, br), read chunk by chunk or as a web stream, and cut as fetch cuts it. Only
+ * the Node client (src/http/node.ts) imports this module.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Readable } from 'node:stream';
+import type * as Zlib from 'node:zlib';
+import type { ChunkReader, ChunkSource } from '../../machines/types.js';
+import type { HttpResponse } from './client.js';
+
+/** `node:zlib` loads on first use: a compressed answer. It is not in the cold start of a client that needs none. */
+let zlib: typeof Zlib | undefined;
+
+async function loadZlib(): Promise<typeof Zlib> {
+  zlib ??= (await import('node:zlib')).default;
+  return zlib;
+}
+
+/** Content codings fetch decodes, outermost last in the header. */
+function decoder(zlib: typeof Zlib, coding: string): Zlib.Gunzip | Zlib.Inflate | Zlib.BrotliDecompress | undefined {
+  // Flush as data arrives, as fetch does, so a compressed event stream is not held back.
+  const flush = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
+  if (coding === 'gzip' || coding === 'x-gzip') return zlib.createGunzip(flush);
+  if (coding === 'deflate') return zlib.createInflate(flush);
+  if (coding === 'br') {
+    return zlib.createBrotliDecompress({
+      flush: zlib.constants.BROTLI_OPERATION_FLUSH,
+      finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH,
+    });
+  }
+  return undefined;
+}
+
+/**
+ * A header as fetch's `Headers.get` gives it: every field of that name, joined with ", ". Read
+ * from `rawHeaders`, which Node has already: `res.headers` builds an object of every header on
+ * first use (bench/README.md, "Code shapes"), and keeps only the first of some repeated fields.
+ */
+function rawHeader(raw: readonly string[], name: string): string | null {
+  const wanted = name.toLowerCase();
+  let value: string | null = null;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const key = raw[i];
+    const field = raw[i + 1];
+    if (key === undefined || field === undefined || key.length !== wanted.length || key.toLowerCase() !== wanted) continue;
+    value = value === null ? field : `${value}, ${field}`;
+  }
+  return value;
+}
+
+/** The body as fetch gives it: decoded when every coding is known, else as sent. */
+function decodedBody(res: IncomingMessage, method: string, zlib: typeof Zlib | undefined): Readable {
+  const header = rawHeader(res.rawHeaders, 'content-encoding') ?? undefined;
+  const status = res.statusCode ?? 0;
+  if (header === undefined || zlib === undefined || method === 'HEAD' || [101, 204, 205, 304].includes(status)) return res;
+  const codings = header
+    .toLowerCase()
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '' && c !== 'identity')
+    .reverse();
+  const decoders = codings.map((coding) => decoder(zlib, coding));
+  if (decoders.length === 0 || decoders.some((d) => d === undefined)) return res;
+  let out: Readable = res;
+  for (const d of decoders as (Zlib.Gunzip | Zlib.Inflate | Zlib.BrotliDecompress)[]) {
+    const from = out;
+    from.on('error', (error) => {
+      d.destroy(error);
+    });
+    out = from.pipe(d);
+  }
+  return out;
+}
+
+/** What ends a request: the transport's RequestControl, or (called as fetch) `init.signal`. */
+export interface AbortSource {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  /** The one listener; returns its remover. */
+  onAbort(listener: () => void): () => void;
+}
+
+/** An AbortSignal as an AbortSource (a request made without a RequestControl). */
+export function signalSource(signal: AbortSignal | null | undefined): AbortSource {
+  const source = signal ?? new AbortController().signal;
+  return {
+    get aborted() {
+      return source.aborted;
+    },
+    get reason(): unknown {
+      const reason: unknown = source.reason;
+      return reason;
+    },
+    onAbort(listener) {
+      source.addEventListener('abort', listener, { once: true });
+      return () => {
+        source.removeEventListener('abort', listener);
+      };
+    },
+  };
+}
+
+/** What fetch rejects with once its signal is aborted: the signal's reason. */
+export function abortReason(signal: AbortSource): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError');
+}
+
+/** A body cut before its end fails as fetch's does: TypeError('terminated') with the cause. */
+function terminated(cause: unknown): TypeError {
+  return new TypeError('terminated', { cause });
+}
+
+const ignore = (): void => undefined;
+
+export class NodeResponse implements HttpResponse, ChunkSource {
+  readonly type = 'basic';
+  readonly status: number;
+  readonly statusText: string;
+  readonly ok: boolean;
+  readonly headers: { get(name: string): string | null; getSetCookie(): string[] };
+  bodyUsed = false;
+  private stream: ReadableStream<Uint8Array> | undefined;
+
+  constructor(
+    private readonly res: IncomingMessage,
+    private readonly source: Readable,
+    private readonly signal: AbortSource,
+  ) {
+    this.status = res.statusCode ?? 0;
+    this.statusText = res.statusMessage ?? '';
+    this.ok = this.status >= 200 && this.status <= 299;
+    // A socket that dies under a body nobody reads yet must not become an uncaught 'error'.
+    res.on('error', ignore);
+    if (source !== res) source.on('error', ignore);
+    const raw = res.rawHeaders;
+    this.headers = {
+      get(name: string): string | null {
+        return rawHeader(raw, name);
+      },
+      getSetCookie(): string[] {
+        const fields: string[] = [];
+        for (let i = 0; i + 1 < raw.length; i += 2) {
+          if (raw[i]?.length === 10 && raw[i]?.toLowerCase() === 'set-cookie') fields.push(raw[i + 1] ?? '');
+        }
+        return fields;
+      },
+    };
+  }
+
+  /** The body chunk by chunk, as it arrives: what the transport reads (no web stream per answer: bench/README.md, "Code shapes"). */
+  get chunks(): ChunkSource {
+    return this;
+  }
+
+  read(reader: ChunkReader): { cancel(): void } {
+    if (this.bodyUsed || this.stream !== undefined) {
+      queueMicrotask(() => {
+        reader.fail(new TypeError('Body is unusable: Body has already been read'));
+      });
+      return { cancel: ignore };
+    }
+    this.bodyUsed = true;
+    const listening = this.listen(reader);
+    return {
+      cancel: () => {
+        // As the web stream's cancel.
+        if (listening.stop()) this.drainOrCut();
+      },
+    };
+  }
+
+  discard(): void {
+    if (this.bodyUsed || this.stream !== undefined) return;
+    this.bodyUsed = true;
+    this.drainOrCut();
+  }
+
+  /** Made on first use only (the transport reads `chunks`). */
+  get body(): ReadableStream<Uint8Array> {
+    this.stream ??= this.webStream();
+    return this.stream;
+  }
+
+  text(): Promise<string> {
+    if (this.bodyUsed || this.stream !== undefined) return Promise.reject(new TypeError('Body is unusable: Body has already been read'));
+    this.bodyUsed = true;
+    const source = this.source;
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      const fail = (error: unknown) => {
+        reject(this.signal.aborted ? abortReason(this.signal) : terminated(error));
+      };
+      source.on('data', (chunk: Buffer) => {
+        chunks.push(chunk);
+      });
+      source.once('error', fail);
+      this.res.once('aborted', () => {
+        fail(new Error('aborted'));
+      });
+      source.once('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+      });
+    });
+  }
+
+  private webStream(): ReadableStream<Uint8Array> {
+    const { source } = this;
+    let listening: { stop(): boolean } | undefined;
+    return new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        listening = this.listen({
+          chunk: (chunk) => {
+            this.bodyUsed = true;
+            controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+            if ((controller.desiredSize ?? 1) <= 0) source.pause();
+          },
+          end: () => {
+            controller.close();
+          },
+          fail: (error) => {
+            controller.error(error);
+          },
+        });
+        source.pause();
+      },
+      pull: () => {
+        source.resume();
+      },
+      cancel: () => {
+        listening?.stop();
+        this.bodyUsed = true;
+        this.drainOrCut();
+      },
+    });
+  }
+
+  /**
+   * Hands the body to `to` as it arrives: each chunk, then its end or what cut it (the signal's
+   * reason once aborted, else fetch's TypeError('terminated')), once. `stop()` silences it and
+   * says whether it was still running.
+   */
+  private listen(to: ChunkReader): { stop(): boolean } {
+    const { res, source, signal } = this;
+    let done = false;
+    const fail = (error: unknown) => {
+      if (done) return;
+      done = true;
+      to.fail(signal.aborted ? abortReason(signal) : terminated(error));
+    };
+    source.on('data', (chunk: Buffer) => {
+      if (!done) to.chunk(chunk);
+    });
+    source.once('end', () => {
+      if (done) return;
+      done = true;
+      to.end();
+    });
+    source.once('error', fail);
+    res.once('aborted', () => {
+      fail(new Error('aborted'));
+    });
+    return {
+      stop: () => {
+        const running = !done;
+        done = true;
+        return running;
+      },
+    };
+  }
+
+  /** A body received in full is drained, so its socket returns to the pool; one still arriving (a stream) is cut, as fetch does. */
+  private drainOrCut(): void {
+    if (this.res.complete) this.source.resume();
+    else this.res.destroy();
+  }
+}
+
+/**
+ * The answer `res` to a `method` request as fetch would give it, its body decoded; the first
+ * compressed answer waits for `node:zlib` to load (its body stays buffered meanwhile).
+ */
+export function nodeResponse(res: IncomingMessage, method: string, signal: AbortSource): NodeResponse | Promise<NodeResponse> {
+  if (zlib !== undefined || rawHeader(res.rawHeaders, 'content-encoding') === null) {
+    return new NodeResponse(res, decodedBody(res, method, zlib), signal);
+  }
+  res.on('error', ignore);
+  return loadZlib().then((loaded) => new NodeResponse(res, decodedBody(res, method, loaded), signal));
+}
