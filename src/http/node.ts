@@ -463,7 +463,7 @@ class NodeResponse implements HttpResponse, ChunkSource {
       if (!done) to.chunk(chunk);
     });
     // \`on\`, not \`once\`: \`done\` already makes each fire once, and a held stream keeps no once-wrapper
-    // (its state object and bound function, ~0.2 KiB each: docs/benchmark.md, "Code shapes").
+    // (its state object and bound function, ~0.15 KiB each: bench/README.md, "Code shapes").
     source.on('end', () => {
       if (done) return;
       done = true;
