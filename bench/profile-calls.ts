@@ -2,7 +2,7 @@
  * Where a sequential call's client CPU goes (issue 32: "a profile, top functions by file"). A study,
  * not a row of `npm run bench`:
  *
- *   npm run build && node --import tsx bench/profile-calls.ts [--kind=this|sdk|raw] [--mode=modern|modern-sse|json|sse] [--calls=3000] [--top=25]
+ *   npm run build && node --import tsx bench/profile-calls.ts [--kind=this|sdk|raw] [--mode=modern|modern-sse|json|sse] [--calls=3000] [--top=25] [--what=calls|listen]
  *
  * Starts bench/server.ts, connects one client as the bench does (bench/clients.ts), makes 500
  * unrecorded echo calls, then profiles `calls` sequential echo calls with the inspector's sampling
@@ -20,6 +20,8 @@ const kind = (arg('kind') ?? 'this') as ClientKind;
 const mode = (arg('mode') ?? 'modern') as Mode;
 const calls = Number(arg('calls') ?? 3000);
 const top = Number(arg('top') ?? 25);
+/** calls: sequential echo calls; listen (modern modes): list_changed notifications on a subscriptions/listen stream, 1,000 per `notify` call. */
+const what = arg('what') ?? 'calls';
 
 type ProfileNode = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] };
 type Profile = { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
@@ -44,7 +46,27 @@ async function main() {
   const { base } = await startServer();
   const client = createClient(kind, `${base}/${mode}`, mode);
   await client.connect();
-  for (let i = 0; i < 500; i++) await echo(client, 'hello');
+  let received = 0;
+  let expected = 0;
+  let arrived: (() => void) | undefined;
+  client.onNote = () => {
+    if (++received === expected) arrived?.();
+  };
+  /** One unit of work: an echo call, or 1,000 notifications on the listen stream (waited for on a promise, bounded). */
+  const step =
+    what === 'listen'
+      ? async () => {
+          expected = received + 1000;
+          const all = new Promise<void>((resolve) => (arrived = resolve));
+          await client.call('notify', { count: 1000 });
+          let timer: NodeJS.Timeout | undefined;
+          if (received < expected) await Promise.race([all, new Promise((resolve) => (timer = setTimeout(resolve, 5_000)))]);
+          clearTimeout(timer);
+          if (received !== expected) throw new Error(`received ${received} notifications, expected ${expected}`);
+        }
+      : () => echo(client, 'hello');
+  if (what === 'listen') await client.listen?.();
+  for (let i = 0; i < (what === 'listen' ? 2 : 500); i++) await step();
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
@@ -54,9 +76,9 @@ async function main() {
   await session.post('Profiler.start');
   const deadline = performance.now() + 20_000;
   let made = 0;
-  while (made < calls && performance.now() < deadline) {
-    await echo(client, 'hello');
-    made++;
+  while (made < (what === 'listen' ? calls * 1000 : calls) && performance.now() < deadline) {
+    await step();
+    made += what === 'listen' ? 1000 : 1;
   }
   const { profile } = (await session.post('Profiler.stop')) as { profile: Profile };
   const cpu = process.cpuUsage(cpu0);
@@ -84,7 +106,7 @@ async function main() {
   }
   const per = (us: number) => (us / made).toFixed(1).padStart(7);
   console.log(
-    `${kind} ${mode}: ${made} sequential echo calls; client CPU ${per(cpu.user + cpu.system)} µs/call (process.cpuUsage, profiler included), wall ${((ms * 1000) / made).toFixed(0)} µs/call; sampled JS+GC busy ${per(busy)} µs/call`,
+    `${kind} ${mode}: ${made} ${what === 'listen' ? 'list_changed notifications' : 'sequential echo calls'}; client CPU ${per(cpu.user + cpu.system)} µs each (process.cpuUsage, profiler included), wall ${((ms * 1000) / made).toFixed(0)} µs/call; sampled JS+GC busy ${per(busy)} µs/call`,
   );
   console.log('µs/call  file group (self time)');
   for (const [g, us] of [...groups].sort((a, b) => b[1] - a[1])) console.log(`${per(us)}  ${g}`);
