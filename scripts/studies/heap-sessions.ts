@@ -2,7 +2,7 @@
  * Where a held session's heap goes (issue 32: "name the top retainers per session"). A study, not a
  * row of `npm run bench`:
  *
- *   npm run build && node --expose-gc --import tsx bench/heap-sessions.ts [--kind=this|sdk] [--variant=v2] [--n=1000] [--top=30] [--why=KIND|KIND] [--json=FILE] [--owners]
+ *   npm run build && node --expose-gc --import tsx scripts/studies/heap-sessions.ts [--kind=this|sdk] [--variant=v2] [--n=1000] [--top=30] [--why=KIND|KIND] [--json=FILE] [--owners]
  *
  * Starts bench/server.ts, holds `n/5` sessions of one client (SSE mode, each with its GET stream
  * open at the server, as the `held` rows), writes a heap snapshot, holds `n` more, writes another,
@@ -15,9 +15,9 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
-import { createClient, type BenchClient, type ClientKind, type Variant } from './clients.js';
-import { startServer, stopAll } from './processes.js';
-import { forceGc, serverStats, until } from './scenarios.js';
+import { createClient, type BenchClient, type ClientKind, type Variant } from '../../bench/clients.js';
+import { startServer, stopAll } from '../../bench/processes.js';
+import { forceGc, serverStats, until } from '../../bench/scenarios.js';
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const kind = (arg('kind') ?? 'this') as ClientKind;

@@ -2,7 +2,7 @@
  * Where a sequential call's client CPU goes (issue 32: "a profile, top functions by file"). A study,
  * not a row of `npm run bench`:
  *
- *   npm run build && node --import tsx bench/profile-calls.ts [--kind=this|sdk|raw] [--mode=modern|modern-sse|json|sse] [--calls=3000] [--top=25] [--what=calls|listen]
+ *   npm run build && node --import tsx scripts/studies/profile-calls.ts [--kind=this|sdk|raw] [--mode=modern|modern-sse|json|sse] [--calls=3000] [--top=25] [--what=calls|listen]
  *
  * Starts bench/server.ts, connects one client as the bench does (bench/clients.ts), makes 500
  * unrecorded echo calls, then profiles `calls` sequential echo calls with the inspector's sampling
@@ -11,9 +11,9 @@
  */
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
-import { createClient, echo, type ClientKind } from './clients.js';
-import { startServer, stopAll } from './processes.js';
-import type { Mode } from './scenarios.js';
+import { createClient, echo, type ClientKind } from '../../bench/clients.js';
+import { startServer, stopAll } from '../../bench/processes.js';
+import type { Mode } from '../../bench/scenarios.js';
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const kind = (arg('kind') ?? 'this') as ClientKind;
