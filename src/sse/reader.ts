@@ -1,5 +1,5 @@
-import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import type { MessageSink, StreamEnd } from '../../machines/types.js';
+import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
+import type { ChunkReader, MessageSink, StreamEnd } from '../../machines/types.js';
 import type { ReadStreamInput, StreamReaderCommand, StreamReaderEvent } from '../../machines/post-stream.js';
 import { clampRetry } from '../../machines/backoff.js';
 import { cancelledRequestId } from '../../machines/connection/messages.js';
@@ -54,191 +54,229 @@ export const streamGrace = { ms: 1_000, bytes: 64 * 1024 };
  * chart hears once, at the end: the response that finished the stream, or how it ended.
  */
 export function readEventStream(options: ReaderOptions, report: (event: StreamReaderEvent) => void): StreamReader {
-  const { stream, requestIds, sink, seenIds, maxMessageBytes } = options;
-  const decoder = new TextDecoder();
-  let lastEventId = options.lastEventId;
-  let progressed = false;
-  let retryMs: number | undefined;
+  return new EventStreamReader(options, report);
+}
+
+/**
+ * One object per stream, its own chunk reader and the chart's `StreamReader`: methods on the
+ * prototype, not a dozen closures over one context, which a held stream kept (about 0.7 KiB per
+ * stream: bench/README.md, "Code shapes"). Only the parser's three callbacks are closures.
+ */
+class EventStreamReader implements StreamReader, ChunkReader {
+  private readonly decoder = new TextDecoder();
+  private lastEventId: string | undefined;
+  private progressed = false;
+  private retryMs: number | undefined = undefined;
   /**
    * An upper bound of the size of the event being received (S5): reset when an event is
    * dispatched, grown by each chunk, less comment lines (dropped by the parser, costing no
    * memory). In characters, which for UTF-8 never exceed the bytes.
    */
-  let pendingBytes = 0;
+  private pendingBytes = 0;
   /** Anything read since the chart's last idle check (R9). */
-  let active = true;
-  /** Set once: by the response, the end of the body, or stop (read through a function so TS does not narrow it). */
-  let finished = false;
-  const isFinished = () => finished;
+  private active = true;
+  /** Set once: by the response, the end of the body, or stop. */
+  private finished = false;
   /** The stream delivered its request's response (P4: its body may have its grace). */
-  let answered = false;
+  private answered = false;
   /** The body ended or failed: nothing is left to cancel. */
-  let bodyDone = false;
+  private bodyDone = false;
   /** P4: the grace running after stop(): bytes still allowed, and its timer. */
-  let grace: { bytes: number; timer: ReturnType<typeof setTimeout> } | undefined;
+  private grace: { bytes: number; timer: ReturnType<typeof setTimeout> } | undefined = undefined;
+  private readonly parser: EventSourceParser;
+  private readonly reading: { cancel(): void };
+
+  constructor(
+    private readonly options: ReaderOptions,
+    private readonly report: (event: StreamReaderEvent) => void,
+  ) {
+    this.lastEventId = options.lastEventId;
+    this.parser = createParser({
+      onEvent: (event) => {
+        this.onEvent(event);
+      },
+      onRetry: (ms) => {
+        this.retryMs = clampRetry(ms);
+      },
+      onComment: (comment) => {
+        this.pendingBytes = Math.max(this.pendingBytes - comment.length - 2, 0);
+      },
+    });
+    this.reading = readChunks(options.stream.body, this);
+  }
+
+  /** The parser's callbacks may have finished the stream (read through a method so TS does not narrow it). */
+  private isFinished(): boolean {
+    return this.finished;
+  }
+
   /** Ends the grace: the body ended by itself (kept connection) or is cut; the request is released. */
-  const endGrace = (cut: boolean) => {
+  private endGrace(cut: boolean): void {
+    const grace = this.grace;
     if (grace === undefined) return;
     clearTimeout(grace.timer);
-    grace = undefined;
-    if (cut) reading.cancel();
-    stream.release();
-  };
+    this.grace = undefined;
+    if (cut) this.reading.cancel();
+    this.options.stream.release();
+  }
 
-  const end = (error: Error | undefined): StreamEnd => ({ lastEventId, progressed, retryMs, error });
-  const finish = (event: StreamReaderEvent) => {
-    if (finished) return;
-    finished = true;
+  private endOf(error: Error | undefined): StreamEnd {
+    return { lastEventId: this.lastEventId, progressed: this.progressed, retryMs: this.retryMs, error };
+  }
+
+  private finish(event: StreamReaderEvent): void {
+    if (this.finished) return;
+    this.finished = true;
     // The SDK's Protocol runs notification handlers a microtask late but responses at once:
     // report one microtask later so the messages already delivered are handled first.
+    const report = this.report;
     queueMicrotask(() => {
       report(event);
     });
-  };
+  }
 
-  const parser = createParser({
-    onEvent(event: EventSourceMessage) {
-      pendingBytes = 0;
-      if (finished) return;
-      if (event.id !== undefined && event.id !== '') {
-        // R7: a replayed event already delivered on this stream is not delivered again.
-        if (seenIds.has(event.id)) return;
-        seenIds.add(event.id);
-        if (seenIds.size > rememberedIds) seenIds.delete(seenIds.values().next().value as string);
-        lastEventId = event.id;
-        progressed = true;
-        options.onEventId?.(event.id);
+  private onEvent(event: EventSourceMessage): void {
+    this.pendingBytes = 0;
+    if (this.finished) return;
+    const { options } = this;
+    const { requestIds, sink, seenIds } = options;
+    if (event.id !== undefined && event.id !== '') {
+      // R7: a replayed event already delivered on this stream is not delivered again.
+      if (seenIds.has(event.id)) return;
+      seenIds.add(event.id);
+      if (seenIds.size > rememberedIds) seenIds.delete(seenIds.values().next().value as string);
+      this.lastEventId = event.id;
+      this.progressed = true;
+      options.onEventId?.(event.id);
+    }
+    if (event.event === 'endpoint' && options.onEndpoint !== undefined) {
+      options.onEndpoint(event.data);
+      return;
+    }
+    // S2: priming events (empty data) and events of other names are not messages.
+    if (event.data === '' || (event.event !== undefined && event.event !== 'message')) return;
+    let value: unknown;
+    try {
+      value = JSON.parse(event.data);
+    } catch (error) {
+      sink.warn(new ProtocolError(`invalid JSON in server-sent event: ${cut(event.data)}`, { cause: error }));
+      return;
+    }
+    // S7: nested too deep for the Client's validation: never delivered; as this stream's response, it fails the call.
+    if (nestsTooDeep(value, event.data.length)) {
+      const error = messageTooDeep();
+      sink.warn(error);
+      if (answersOneOf(value, requestIds)) this.finish({ type: 'stream.ended', end: this.endOf(error) });
+      return;
+    }
+    // Checked without a result object: nothing per event beyond the parser's and JSON.parse's.
+    if (!isJsonRpcMessage(value)) {
+      sink.warn(new ProtocolError(`invalid JSON-RPC message in server-sent event (${lastMessageProblem()}): ${cut(event.data)}`));
+      return;
+    }
+    this.progressed = true;
+    const message = value;
+    if (requestIds.length > 0 && isResponse(message)) {
+      const first = requestIds[0];
+      if (options.replay && first !== undefined && message.id != null && !requestIds.includes(message.id)) {
+        // R10: a resumed request's response carries the id of the request that began the stream.
+        message.id = first;
       }
-      if (event.event === 'endpoint' && options.onEndpoint !== undefined) {
-        options.onEndpoint(event.data);
+      if (message.id != null && requestIds.includes(message.id)) {
+        // The response ends the stream; the chart delivers it after any decision it implies.
+        this.answered = true;
+        this.finish({ type: 'stream.response', response: message, end: this.endOf(undefined) });
         return;
       }
-      // S2: priming events (empty data) and events of other names are not messages.
-      if (event.data === '' || (event.event !== undefined && event.event !== 'message')) return;
-      let value: unknown;
-      try {
-        value = JSON.parse(event.data);
-      } catch (error) {
-        sink.warn(new ProtocolError(`invalid JSON in server-sent event: ${cut(event.data)}`, { cause: error }));
-        return;
-      }
-      // S7: nested too deep for the Client's validation: never delivered; as this stream's response, it fails the call.
-      if (nestsTooDeep(value, event.data.length)) {
-        const error = messageTooDeep();
-        sink.warn(error);
-        if (answersOneOf(value, requestIds)) finish({ type: 'stream.ended', end: end(error) });
-        return;
-      }
-      // Checked without a result object: nothing per event beyond the parser's and JSON.parse's.
-      if (!isJsonRpcMessage(value)) {
-        sink.warn(new ProtocolError(`invalid JSON-RPC message in server-sent event (${lastMessageProblem()}): ${cut(event.data)}`));
-        return;
-      }
-      progressed = true;
-      const message = value;
-      if (requestIds.length > 0 && isResponse(message)) {
-        const first = requestIds[0];
-        if (options.replay && first !== undefined && message.id != null && !requestIds.includes(message.id)) {
-          // R10: a resumed request's response carries the id of the request that began the stream.
-          message.id = first;
-        }
-        if (message.id != null && requestIds.includes(message.id)) {
-          // The response ends the stream; the chart delivers it after any decision it implies.
-          answered = true;
-          finish({ type: 'stream.response', response: message, end: end(undefined) });
-          return;
-        }
-      }
-      sink.deliver(message);
-      // E13: the server ended this stream's request with notifications/cancelled (delivered first): the stream is over.
-      if (requestIds.length > 0) {
-        const cancelled = cancelledRequestId(message);
-        if (cancelled !== undefined && requestIds.includes(cancelled))
-          finish({ type: 'stream.ended', end: { ...end(undefined), cancelled: true } });
-      }
-    },
-    onRetry(ms: number) {
-      retryMs = clampRetry(ms);
-    },
-    onComment(comment: string) {
-      pendingBytes = Math.max(pendingBytes - comment.length - 2, 0);
-    },
-  });
+    }
+    sink.deliver(message);
+    // E13: the server ended this stream's request with notifications/cancelled (delivered first): the stream is over.
+    if (requestIds.length > 0) {
+      const cancelled = cancelledRequestId(message);
+      if (cancelled !== undefined && requestIds.includes(cancelled))
+        this.finish({ type: 'stream.ended', end: { ...this.endOf(undefined), cancelled: true } });
+    }
+  }
 
   /**
    * Counts a fed chunk towards the event in progress. Cheap on every chunk; only past the limit
    * is the chunk scanned for its last blank line (an event's end, dispatched or empty), so that
    * what came before it is not counted.
    */
-  const tooLarge = (text: string): boolean => {
-    pendingBytes += text.length;
-    if (pendingBytes <= maxMessageBytes) return false;
+  private tooLarge(text: string): boolean {
+    const limit = this.options.maxMessageBytes;
+    this.pendingBytes += text.length;
+    if (this.pendingBytes <= limit) return false;
     const end = Math.max(text.lastIndexOf('\n\n'), text.lastIndexOf('\r\r'), text.lastIndexOf('\n\r\n'));
-    if (end !== -1) pendingBytes = text.length - end;
-    return pendingBytes > maxMessageBytes;
-  };
+    if (end !== -1) this.pendingBytes = text.length - end;
+    return this.pendingBytes > limit;
+  }
 
-  const reading = readChunks(stream.body, {
-    chunk(value) {
-      if (grace !== undefined) {
-        grace.bytes -= value.byteLength;
-        if (grace.bytes < 0) endGrace(true);
-        return;
-      }
-      if (finished) return;
-      active = true;
-      const text = decoder.decode(value, streaming);
-      parser.feed(text);
-      if (isFinished()) return;
-      if (tooLarge(text)) {
-        // The parser's partial event is dropped and the body cancelled: nothing refused is kept (P12).
-        parser.reset({ consume: false });
-        reading.cancel();
-        const error = eventTooLarge(maxMessageBytes);
-        sink.warn(error);
-        finish({ type: 'stream.ended', end: end(error) });
-      }
-    },
-    end() {
-      bodyDone = true;
-      endGrace(false);
-      if (finished) return;
-      parser.feed(decoder.decode());
-      finish({ type: 'stream.ended', end: end(undefined) });
-    },
-    fail(error) {
-      bodyDone = true;
-      endGrace(false);
-      finish({ type: 'stream.ended', end: end(toError(error)) });
-    },
-  });
+  /** ChunkReader: a chunk of the body. */
+  chunk(value: Uint8Array): void {
+    const grace = this.grace;
+    if (grace !== undefined) {
+      grace.bytes -= value.byteLength;
+      if (grace.bytes < 0) this.endGrace(true);
+      return;
+    }
+    if (this.finished) return;
+    this.active = true;
+    const text = this.decoder.decode(value, streaming);
+    this.parser.feed(text);
+    if (this.isFinished()) return;
+    if (this.tooLarge(text)) {
+      // The parser's partial event is dropped and the body cancelled: nothing refused is kept (P12).
+      this.parser.reset({ consume: false });
+      this.reading.cancel();
+      const error = eventTooLarge(this.options.maxMessageBytes);
+      this.options.sink.warn(error);
+      this.finish({ type: 'stream.ended', end: this.endOf(error) });
+    }
+  }
 
-  return {
-    command() {
-      if (finished) return;
-      if (active) {
-        active = false;
-        return;
-      }
-      finish({
-        type: 'stream.ended',
-        end: end(new StreamIdleError('stream sent nothing within streamIdleTimeout; treating it as dropped')),
-      });
-      reading.cancel();
-    },
-    stop() {
-      if (grace !== undefined) return;
-      finished = true;
-      if (answered && !bodyDone) {
-        // P4: the rest of the body is read and dropped until its end, within the grace; then cut.
-        const timer = setTimeout(() => {
-          endGrace(true);
-        }, streamGrace.ms);
-        grace = { bytes: streamGrace.bytes, timer };
-        return;
-      }
-      reading.cancel();
-      stream.release();
-    },
-  };
+  /** ChunkReader: the body ended. */
+  end(): void {
+    this.bodyDone = true;
+    this.endGrace(false);
+    if (this.finished) return;
+    this.parser.feed(this.decoder.decode());
+    this.finish({ type: 'stream.ended', end: this.endOf(undefined) });
+  }
+
+  /** ChunkReader: the body failed. */
+  fail(error: unknown): void {
+    this.bodyDone = true;
+    this.endGrace(false);
+    this.finish({ type: 'stream.ended', end: this.endOf(toError(error)) });
+  }
+
+  /** Answers the chart's commands (R9's idle check). */
+  command(): void {
+    if (this.finished) return;
+    if (this.active) {
+      this.active = false;
+      return;
+    }
+    this.finish({
+      type: 'stream.ended',
+      end: this.endOf(new StreamIdleError('stream sent nothing within streamIdleTimeout; treating it as dropped')),
+    });
+    this.reading.cancel();
+  }
+
+  stop(): void {
+    if (this.grace !== undefined) return;
+    this.finished = true;
+    if (this.answered && !this.bodyDone) {
+      // P4: the rest of the body is read and dropped until its end, within the grace; then cut.
+      const timer = setTimeout(() => {
+        this.endGrace(true);
+      }, streamGrace.ms);
+      this.grace = { bytes: streamGrace.bytes, timer };
+      return;
+    }
+    this.reading.cancel();
+    this.options.stream.release();
+  }
 }
