@@ -82,6 +82,8 @@ const unreachable: Record<string, string> = {
 const postStreamUnreachable: Record<string, string> = {
   'postStream.interrupted|stream.ended|0':
     'the data plane carries calls only (a notification or resumeStream() always goes through the chart), so nothing awaiting no response is ever handed over',
+  'postStream.interrupted|stream.ended|1':
+    'E13: a subscriptions/listen never takes the direct path (isDirectCall), so no listen stream is ever handed over to a POST child',
 };
 const standaloneUnreachable: Record<string, string> = {};
 

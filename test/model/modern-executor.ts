@@ -17,6 +17,7 @@
 import { expect } from 'vitest';
 import type { StatePath, TestParam } from 'xstate/graph';
 import { manualNetwork, parseSavedState, StreamableHTTPClientTransport, type JSONRPCMessage } from '../../src/index.js';
+import { cancelledRequestId } from '../../machines/connection/messages.js';
 import { Coverage } from './coverage.js';
 import { ActorWatch, canonical, heldByClient, json, numberedFetch, RefreshingProvider, runInWorld, text } from './executor.js';
 import { startScriptedServer, type RecordedRequest, type ScriptedServer } from '../support/scripted-server.js';
@@ -55,8 +56,11 @@ export class ModernWorld {
     private readonly provider: RefreshingProvider | undefined,
   ) {
     transport.onmessage = (message) => {
-      if (!('id' in message) || 'method' in message) return;
-      const entry = this.sent.find((candidate) => candidate.id === message.id && candidate.state !== 'abandoned');
+      // E13: the server's notifications/cancelled for a request ends it for its caller (the v2 Client reads a remote close).
+      const cancelled = cancelledRequestId(message);
+      if (cancelled === undefined && (!('id' in message) || 'method' in message)) return;
+      const id = cancelled ?? ('id' in message ? message.id : undefined);
+      const entry = this.sent.find((candidate) => candidate.id === id && candidate.state !== 'abandoned');
       if (entry === undefined) return;
       entry.state = 'answered';
       entry.response = message;
@@ -348,6 +352,14 @@ export class ModernWorld {
       case 'listen.drop':
         puppet.drop(this.heldOfKind('listenStream'));
         return;
+      case 'listen.cancel': {
+        // E13: the server's other graceful end of a listen: notifications/cancelled for it, then the end.
+        const request = this.heldOfKind('listenStream');
+        const cancelled = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: request.id, reason: 'server' } };
+        puppet.write(request, `data: ${JSON.stringify(cancelled)}\n\n`);
+        puppet.endStream(request);
+        return;
+      }
       case 'note.202':
         puppet.answer(this.heldOfKind('note'), { status: 202 });
         return;

@@ -59,6 +59,8 @@ export type ModernEventType =
   | 'listen.open'
   | 'listen.end'
   | 'listen.drop'
+  /** E13: the server ends the listen with notifications/cancelled for it: a graceful end, as by its result. */
+  | 'listen.cancel'
   | 'note.202'
   | 'token.ok'
   | 'token.500'
@@ -157,6 +159,7 @@ export const modernModel = setup({
     /** W6: the chart's `modern` state tells its health region (reportTrouble, reportAnswer). */
     trouble: raise({ type: 'health.trouble' }),
     answered: raise({ type: 'health.answered' }),
+    ignore: () => undefined,
     /** stopEverything(answer: false): every request stops; a caller whose send() resolved hears nothing (the Client's onclose). */
     stopEverything: assign({ held: [], waiting: [], charted: false }),
   },
@@ -266,6 +269,8 @@ export const modernModel = setup({
         },
         'listen.open': { actions: assign(({ context }) => ({ held: add(without(context.held, 'listen'), 'listenStream') })) },
         'listen.end': { actions: ['listenAnswered', 'answered'] },
+        // E13: notifications/cancelled for the listen ends it gracefully (done, reported as answered)
+        'listen.cancel': { actions: ['listenAnswered', 'answered'] },
         // W6: a listen stream that broke is the network's trouble
         'listen.drop': { actions: ['listenAnswered', 'trouble'] },
         'note.202': { actions: [assign(({ context }) => ({ held: without(context.held, 'note') })), 'answered'] },
@@ -277,7 +282,8 @@ export const modernModel = setup({
           initial: 'steady',
           states: {
             steady: { on: { 'health.trouble': 'degraded' } },
-            degraded: { on: { 'health.answered': 'steady' } },
+            // noteTrouble: the latest failure is why
+            degraded: { on: { 'health.trouble': { actions: 'ignore' }, 'health.answered': 'steady' } },
           },
         },
         network: {
@@ -352,6 +358,7 @@ const serverHolds: Partial<Record<ModernEventType, HeldKind>> = {
   'listen.open': 'listen',
   'listen.end': 'listenStream',
   'listen.drop': 'listenStream',
+  'listen.cancel': 'listenStream',
   'note.202': 'note',
   'token.ok': 'token',
   'token.500': 'token',
@@ -474,6 +481,7 @@ export const modernConfigs: readonly ModernConfig[] = [
       'listen.open',
       'listen.end',
       'listen.drop',
+      'listen.cancel',
       'listen.abort',
       'net.offline',
       'net.online',

@@ -9,7 +9,7 @@
  * Simple paths (the long run): every path through the chart's states that visits no state twice.
  * Over the full vertices (state and context) there are far too many to enumerate (the world's
  * bookkeeping makes every loop a new vertex), so the graph they are taken from is the chart's own:
- * one vertex per state value, one edge per world event that leads from one to another anywhere in
+ * one vertex per state value (the `health` region left out, see `valueKey`), one edge per world event that leads from one to another anywhere in
  * the model's graph. `getSimplePaths` enumerates that graph; each path is then realized on the model
  * (a shortest walk that takes its edges in order, adding only steps that stay in the same state, e.g.
  * sending the call whose 404 the next edge is). A state path the world cannot produce without
@@ -78,7 +78,14 @@ export function generateShortestPaths(configs: readonly ModelConfig[] = modelCon
 /** The chart's own graph, as the model's world events move it: state value → (event → state value). */
 type ValueGraph = Map<string, Map<string, string>>;
 
-const valueKey = (snapshot: ModelSnapshot) => JSON.stringify(snapshot.value);
+/**
+ * A vertex of the chart's graph: the state value without the `health` region (W6). That region
+ * only follows the answers (any 500 makes it degraded, the next answer steady again), so with it
+ * every toggle would be a vertex of its own and the simple paths would multiply past what memory
+ * holds (the long run ran out of heap); its transitions are taken by the shortest paths, which
+ * take every transition of the model. Realizing a path may still toggle it between two edges.
+ */
+const valueKey = (snapshot: ModelSnapshot) => JSON.stringify(snapshot.value, (key, item: unknown) => (key === 'health' ? undefined : item));
 
 type Vertex = AdjacencyMap<ModelSnapshot, ModelEvent>[keyof AdjacencyMap<ModelSnapshot, ModelEvent>];
 /** The edges out of a vertex (the map's keys are branded strings, which `Object.values` cannot see through). */

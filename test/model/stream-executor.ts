@@ -277,6 +277,14 @@ export class StreamWorld {
       case 'stream.end':
         puppet.endStream(this.heldOf('postStream', 'getStream'));
         return;
+      case 'stream.cancel': {
+        // E13: notifications/cancelled for the call, then the end.
+        const stream = this.heldOf('postStream', 'getStream');
+        const cancelled = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: CALL_ID, reason: 'server' } };
+        puppet.write(stream, `data: ${JSON.stringify(cancelled)}\n\n`);
+        puppet.endStream(stream);
+        return;
+      }
       case 'stream.silence':
         this.silenced.add(this.heldOf('postStream', 'getStream'));
         return;
