@@ -23,9 +23,9 @@
  * puppet server, comparing the chart's state, the held requests and the waiting callers after
  * every step.
  */
-import { assign, createActor, raise, setup } from 'xstate';
+import { assign, raise, setup } from 'xstate';
 import { createTestModel, type StatePath, type TestParam } from 'xstate/graph';
-import { Coverage } from './coverage.js';
+import { isInit, modelCoverageOf, type Coverage } from './coverage.js';
 
 export type ModernEventType =
   // the caller
@@ -530,17 +530,8 @@ export interface GeneratedModernPath {
   coverage: Coverage;
 }
 
-const isInit = (event: { type: string }) => event.type === 'xstate.init';
-
-function modelCoverageOf(config: ModernConfig, path: StatePath<ModernSnapshot, ModernEvent>): Coverage {
-  const coverage = new Coverage('connection');
-  const actor = createActor(modernModel, { input: config, inspect: coverage.inspect });
-  actor.start();
-  coverage.addValue(actor.getSnapshot().value);
-  for (const step of path.steps) if (!isInit(step.event)) actor.send(step.event);
-  actor.stop();
-  return coverage;
-}
+const coverageOf = (config: ModernConfig, path: StatePath<ModernSnapshot, ModernEvent>): Coverage =>
+  modelCoverageOf(modernModel, config, path.steps);
 
 /** Every shortest path of each configuration, each vertex keyed by the state, the context and the edge that led to it. */
 export function generateModernPaths(configs: readonly ModernConfig[] = modernConfigs): GeneratedModernPath[] {
@@ -553,7 +544,7 @@ export function generateModernPaths(configs: readonly ModernConfig[] = modernCon
       serializeState: (snapshot: ModernSnapshot, event: ModernEvent | undefined, previous: ModernSnapshot | undefined) =>
         serializeModernState(snapshot) + (event !== undefined ? ` via ${event.type} from ${JSON.stringify(previous?.value)}` : ''),
     });
-    for (const path of model.getShortestPaths()) generated.push({ config, model, path, coverage: modelCoverageOf(config, path) });
+    for (const path of model.getShortestPaths()) generated.push({ config, model, path, coverage: coverageOf(config, path) });
   }
   return generated;
 }

@@ -15,9 +15,9 @@
  * sending the call whose 404 the next edge is). A state path the world cannot produce without
  * revisiting a state has no realization and is counted, not run.
  */
-import { createActor, fromTransition } from 'xstate';
+import { fromTransition } from 'xstate';
 import { createTestModel, getSimplePaths, type AdjacencyMap, type StatePath } from 'xstate/graph';
-import { Coverage } from './coverage.js';
+import { isInit, modelCoverageOf, type Coverage } from './coverage.js';
 import {
   candidateEvents,
   connectionModel,
@@ -51,18 +51,8 @@ export function testModelFor(config: ModelConfig, keyEdges: boolean) {
   });
 }
 
-const isInit = (event: ModelEvent) => (event.type as string) === 'xstate.init';
-
-/** Replays a path on the model itself, recording the states and transitions it goes through. */
-export function modelCoverageOf(config: ModelConfig, path: ModelStatePath): Coverage {
-  const coverage = new Coverage('connection');
-  const actor = createActor(connectionModel, { input: config, inspect: coverage.inspect });
-  actor.start();
-  coverage.addValue(actor.getSnapshot().value);
-  for (const step of path.steps) if (!isInit(step.event)) actor.send(step.event);
-  actor.stop();
-  return coverage;
-}
+/** The model's own coverage of a path. */
+const coverageOf = (config: ModelConfig, path: ModelStatePath): Coverage => modelCoverageOf(connectionModel, config, path.steps);
 
 export type PathKind = 'shortest' | 'simple';
 
@@ -70,7 +60,7 @@ export function generateShortestPaths(configs: readonly ModelConfig[] = modelCon
   const generated: GeneratedPath[] = [];
   for (const config of configs) {
     const model = testModelFor(config, true);
-    for (const path of model.getShortestPaths()) generated.push({ config, model, path, coverage: modelCoverageOf(config, path) });
+    for (const path of model.getShortestPaths()) generated.push({ config, model, path, coverage: coverageOf(config, path) });
   }
   return generated;
 }
@@ -187,7 +177,7 @@ export function generateSimplePaths(configs: readonly ModelConfig[] = modelConfi
         );
         return;
       }
-      result.generated.push({ config, model, path, coverage: modelCoverageOf(config, path) });
+      result.generated.push({ config, model, path, coverage: coverageOf(config, path) });
     });
   }
   return result;
