@@ -79,6 +79,9 @@ export function lateInspector(): { inspect: (event: InspectionEvent) => void; at
   };
 }
 
+/** The host's network signal (W2), which every model's world drives the same way. */
+type HostNetworkEvent = { type: 'net.offline' } | { type: 'net.online' };
+
 /** A world one path runs in: a real transport and the scripted server, each model event done for real. */
 export abstract class ModelWorld<S extends Snapshot<unknown>, E extends EventObject> {
   readonly coverage = new Coverage('connection');
@@ -87,6 +90,8 @@ export abstract class ModelWorld<S extends Snapshot<unknown>, E extends EventObj
   protected constructor(
     readonly puppet: ScriptedServer,
     readonly transport: StreamableHTTPClientTransport,
+    /** The host's network signal the transport was given (`manualNetwork`): `net.offline` and `net.online` set it. */
+    private readonly network: { setOnline(online: boolean): void },
     /** The model events this world does (each path's configuration names them). */
     private readonly eventTypes: readonly E['type'][],
   ) {
@@ -94,8 +99,8 @@ export abstract class ModelWorld<S extends Snapshot<unknown>, E extends EventObj
     this.watch = new ActorWatch(transport.actor);
   }
 
-  /** Does what a model event stands for. */
-  protected abstract perform(event: E): void | Promise<void>;
+  /** Does what a model event stands for (the host's network signal is the driver's). */
+  protected abstract perform(event: Exclude<E, HostNetworkEvent>): void | Promise<void>;
 
   /** After each step: the world is what the model's state says. */
   protected abstract check(expected: S): Promise<void>;
@@ -107,7 +112,8 @@ export abstract class ModelWorld<S extends Snapshot<unknown>, E extends EventObj
     const executors = events as Record<string, ((step: { state: S; event: EventObject }) => Promise<void>) | undefined>;
     for (const type of new Set(this.eventTypes)) {
       executors[type] = async (step) => {
-        await this.perform(step.event as E);
+        if (type === 'net.offline' || type === 'net.online') this.network.setOnline(type === 'net.online');
+        else await this.perform(step.event as Exclude<E, HostNetworkEvent>);
       };
     }
     return { events, states: { '*': (state) => this.check(state) } };

@@ -186,9 +186,9 @@ export class World extends ModelWorld<ModelSnapshot, ModelEvent> {
     puppet: ScriptedServer,
     transport: StreamableHTTPClientTransport,
     private readonly abandoned: ReadonlySet<string>,
-    private readonly network: { setOnline(online: boolean): void },
+    network: { setOnline(online: boolean): void },
   ) {
-    super(puppet, transport, [...callerEvents, ...config.events]);
+    super(puppet, transport, network, [...callerEvents, ...config.events]);
     transport.onmessage = (message) => {
       if ('id' in message && message.id != null && !('method' in message) && this.calls.has(message.id)) {
         this.calls.set(message.id, 'answered');
@@ -289,7 +289,7 @@ export class World extends ModelWorld<ModelSnapshot, ModelEvent> {
   }
 
   /** Does what a model event stands for. */
-  protected async perform(event: ModelEvent): Promise<void> {
+  protected async perform(event: Exclude<ModelEvent, { type: 'net.offline' | 'net.online' }>): Promise<void> {
     this.lastTracked = undefined;
     switch (event.type) {
       case 'start':
@@ -331,12 +331,6 @@ export class World extends ModelWorld<ModelSnapshot, ModelEvent> {
       }
       case 'del.hang':
         // The DELETE stays unanswered; deleteTimeout ends the wait.
-        return;
-      case 'net.offline':
-        this.network.setOnline(false);
-        return;
-      case 'net.online':
-        this.network.setOnline(true);
         return;
       default:
         this.answer(event);
@@ -469,6 +463,8 @@ export class World extends ModelWorld<ModelSnapshot, ModelEvent> {
     });
     this.checkWorld(expected);
     this.previous = expected;
+    // What the next step tracks is its own (a step the driver does, the network's, tracks nothing).
+    this.lastTracked = undefined;
   }
 
   /** Properties of the world that are cheap to see. */

@@ -49,10 +49,10 @@ export class ModernWorld extends ModelWorld<ModernSnapshot, ModernEvent> {
     puppet: ScriptedServer,
     transport: StreamableHTTPClientTransport,
     private readonly abandoned: ReadonlySet<string>,
-    private readonly network: { setOnline(online: boolean): void },
+    network: { setOnline(online: boolean): void },
     private readonly provider: RefreshingProvider | undefined,
   ) {
-    super(puppet, transport, config.events);
+    super(puppet, transport, network, config.events);
     transport.onmessage = (message) => {
       // E13: the server's notifications/cancelled for a request ends it for its caller (the v2 Client reads a remote close).
       const cancelled = cancelledRequestId(message);
@@ -230,12 +230,6 @@ export class ModernWorld extends ModelWorld<ModernSnapshot, ModernEvent> {
         // A caller whose send() resolved hears of the close from onclose (the Client ends its requests there), not per request.
         for (const entry of this.sent) if (entry.state === 'open') entry.state = 'abandoned';
         this.track('close', undefined, () => transport.close());
-        return;
-      case 'net.offline':
-        this.network.setOnline(false);
-        return;
-      case 'net.online':
-        this.network.setOnline(true);
         return;
       case 'probe.result': {
         const request = this.heldOfKind('probe');

@@ -57,9 +57,9 @@ export class StreamWorld extends ModelWorld<StreamSnapshot, StreamEvent> {
     readonly config: StreamConfig,
     puppet: ScriptedServer,
     transport: StreamableHTTPClientTransport,
-    private readonly network: { setOnline(online: boolean): void },
+    network: { setOnline(online: boolean): void },
   ) {
-    super(puppet, transport, config.events);
+    super(puppet, transport, network, config.events);
     transport.onerror = () => undefined;
     transport.onmessage = (message) => {
       if ('id' in message && message.id === CALL_ID && !('method' in message)) this.settled = true;
@@ -191,12 +191,6 @@ export class StreamWorld extends ModelWorld<StreamSnapshot, StreamEvent> {
         return;
       case 'close':
         this.sendTracked(transport.close());
-        return;
-      case 'net.offline':
-        this.network.setOnline(false);
-        return;
-      case 'net.online':
-        this.network.setOnline(true);
         return;
       case 'wait.due': {
         const due = this.pendingWait;
