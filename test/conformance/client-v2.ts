@@ -43,19 +43,9 @@ import { z } from 'zod';
 import { StreamableHTTPClientTransport } from '../../src/index.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { InMemoryOAuthClient } from '../support/oauth-client.js';
-import {
-  errorText,
-  exitWhenIdle,
-  listAndCallTestTool,
-  maxAuthorizationRounds,
-  rawContext,
-  redirectUrl,
-  runScenario,
-  sharedScenarios,
-  textOf,
-  type Scenario,
-  type ScenarioKit,
-} from './scenarios.js';
+import { errorText, rawContext, runScenario, textOf } from './scenarios.js';
+import { listAndCallTestTool, maxAuthorizationRounds, redirectUrl, sharedScenarios } from './scenarios.js';
+import type { Scenario, ScenarioKit } from './scenarios.js';
 
 const clientInfo = { name: 'mcp-xstate-transport-conformance-v2', version: '0.1.0' };
 /** The revision whose lifecycle is stateless (`server/discover`, per-request `_meta`). */
@@ -539,16 +529,13 @@ const scenarios: Record<string, Scenario> = {
   },
 };
 
-exitWhenIdle(
-  await runScenario(
-    scenarios,
-    {
-      scenario: scenarioName,
-      url: invocation.serverUrl,
-      usage: 'MCP_CONFORMANCE_SCENARIO=<scenario> client-v2.ts [--transport ours|sdk] [--negotiation auto|pin] <server-url>',
-      what: `at ${protocolVersion ?? '(no protocol version given)'} over ${invocation.transport}`,
-    },
-    log,
-  ),
+await runScenario(
+  scenarios,
+  {
+    scenario: scenarioName,
+    url: invocation.serverUrl,
+    usage: 'MCP_CONFORMANCE_SCENARIO=<scenario> client-v2.ts [--transport ours|sdk] [--negotiation auto|pin] <server-url>',
+    what: `at ${protocolVersion ?? '(no protocol version given)'} over ${invocation.transport}`,
+  },
   log,
 );

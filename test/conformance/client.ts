@@ -25,18 +25,9 @@ import {
 import { z } from 'zod';
 import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '../../src/index.js';
 import { AuthorizationCodeProvider, ClientCredentialsProvider, CrossAppAccessProvider } from './oauth-providers.js';
-import {
-  errorText,
-  exitWhenIdle,
-  listAndCallTestTool,
-  maxAuthorizationRounds,
-  redirectUrl,
-  runScenario,
-  sharedScenarios,
-  textOf,
-  type Scenario,
-  type ScenarioKit,
-} from './scenarios.js';
+import { errorText, rawContext, runScenario, textOf } from './scenarios.js';
+import { listAndCallTestTool, maxAuthorizationRounds, redirectUrl, sharedScenarios } from './scenarios.js';
+import type { Scenario, ScenarioKit } from './scenarios.js';
 
 const clientInfo = { name: 'mcp-xstate-transport-conformance', version: '0.1.0' };
 
@@ -166,9 +157,7 @@ const ContextSchema = z.discriminatedUnion('name', [
 type Context = z.infer<typeof ContextSchema>;
 
 function context<N extends Context['name']>(name: N): Extract<Context, { name: N }> {
-  const raw = process.env.MCP_CONFORMANCE_CONTEXT;
-  if (raw === undefined) throw new Error('MCP_CONFORMANCE_CONTEXT is not set');
-  const parsed = ContextSchema.parse(JSON.parse(raw));
+  const parsed = ContextSchema.parse(rawContext());
   if (parsed.name !== name) throw new Error(`context is for ${parsed.name}, not ${name}`);
   return parsed as Extract<Context, { name: N }>;
 }
@@ -244,16 +233,13 @@ async function clientCredentialsSession(serverUrl: URL, provider: ClientCredenti
   }
 }
 
-exitWhenIdle(
-  await runScenario(
-    scenarios,
-    {
-      scenario: process.env.MCP_CONFORMANCE_SCENARIO,
-      url: process.argv[2],
-      usage: 'MCP_CONFORMANCE_SCENARIO=<scenario> client.ts <server-url>',
-      what: '',
-    },
-    log,
-  ),
+await runScenario(
+  scenarios,
+  {
+    scenario: process.env.MCP_CONFORMANCE_SCENARIO,
+    url: process.argv[2],
+    usage: 'MCP_CONFORMANCE_SCENARIO=<scenario> client.ts <server-url>',
+    what: '',
+  },
   log,
 );

@@ -122,10 +122,25 @@ export async function listAndCallTestTool<C>(kit: Pick<ScenarioKit<C>, 'listTool
 }
 
 /**
- * Runs the scenario the suite names (`MCP_CONFORMANCE_SCENARIO`) from `scenarios` against `url`:
- * exit status 0 when its steps completed, 1 when they did not, 2 for a wrong invocation.
+ * Runs the scenario the suite names (`MCP_CONFORMANCE_SCENARIO`) from `scenarios` against `url` and
+ * sets the exit status: 0 when its steps completed, 1 when they did not, 2 for a wrong invocation.
+ * Everything was closed then: the process should end by itself (F2). If something still holds the
+ * event loop, it says so (the runner reports it) and ends anyway.
  */
 export async function runScenario(
+  scenarios: Record<string, Scenario>,
+  invocation: { scenario: string | undefined; url: string | undefined; usage: string; what: string },
+  log: (message: string) => void,
+): Promise<void> {
+  const status = await statusOf(scenarios, invocation, log);
+  process.exitCode = status;
+  setTimeout(() => {
+    log('LINGERING: the event loop was still busy 2 s after close (BEHAVIOR F2)');
+    process.exit(status);
+  }, 2_000).unref();
+}
+
+async function statusOf(
   scenarios: Record<string, Scenario>,
   invocation: { scenario: string | undefined; url: string | undefined; usage: string; what: string },
   log: (message: string) => void,
@@ -151,16 +166,4 @@ export async function runScenario(
     if (error instanceof Error && error.cause !== undefined) log(`  cause: ${errorText(error.cause)}`);
     return 1;
   }
-}
-
-/**
- * Sets the exit status. Everything was closed: the process should end by itself (F2). If something
- * still holds the event loop, say so (the runner reports it) and end anyway.
- */
-export function exitWhenIdle(status: number, log: (message: string) => void): void {
-  process.exitCode = status;
-  setTimeout(() => {
-    log('LINGERING: the event loop was still busy 2 s after close (BEHAVIOR F2)');
-    process.exit(status);
-  }, 2_000).unref();
 }
