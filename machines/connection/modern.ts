@@ -155,7 +155,8 @@ export const modernState = {
     ],
     'post.done': [
       { guard: 'isDiscoverResult', actions: ['keepDiscover', 'deliverResponse', 'stopPost'] },
-      { guard: 'carriesSessionId', actions: ['ignoreSessionId', 'deliverResponse', 'stopPost'] },
+      // W6: an answer all the same (a success ends degraded, as openAnswer's does)
+      { guard: 'carriesSessionId', actions: ['ignoreSessionId', 'deliverResponse', 'stopPost', 'reportAnswer'] },
       openAnswer,
     ],
     'post.failed': [authorizeFrom('modern'), openFailure],

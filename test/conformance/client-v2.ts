@@ -43,22 +43,17 @@ import { z } from 'zod';
 import { StreamableHTTPClientTransport } from '../../src/index.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { InMemoryOAuthClient } from '../support/oauth-client.js';
+import { errorText, rawContext, runScenario, textOf } from './scenarios.js';
+import { listAndCallTestTool, maxAuthorizationRounds, redirectUrl, sharedScenarios } from './scenarios.js';
+import type { Scenario, ScenarioKit } from './scenarios.js';
 
 const clientInfo = { name: 'mcp-xstate-transport-conformance-v2', version: '0.1.0' };
-/** Where the authorization server sends the user agent back; never listened on (the code is read from the redirect). */
-const redirectUrl = 'http://localhost:3000/callback';
-/** The Client ID Metadata Document URL the suite's CIMD scenario expects (SEP-991). */
-const cimdUrl = 'https://conformance-test.local/client-metadata.json';
-/** Authorization rounds (each: redirect, finishAuth, reconnect) before giving up: step-up and AS migration need 2; a server that never accepts gets 3. */
-const maxAuthorizationRounds = 3;
 /** The revision whose lifecycle is stateless (`server/discover`, per-request `_meta`). */
 const modernVersion = '2026-07-28';
 
 const log = (message: string): void => {
   process.stderr.write(`[conformance-client-v2] ${message}\n`);
 };
-
-const errorText = (error: unknown): string => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 
 // ---------------------------------------------------------------------------------------------
 // Command line
@@ -291,10 +286,6 @@ async function connect(client: Client, transport: AnyTransport): Promise<void> {
   log(`connected over ${invocation.transport}: ${client.getServerVersion()?.name ?? '?'}, protocol ${version}`);
 }
 
-function textOf(result: CallToolResult): string {
-  return result.content.map((item) => (item.type === 'text' ? item.text : `[${item.type}]`)).join(' ');
-}
-
 async function callTool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
   const started = performance.now();
   const result = await client.callTool({ name, arguments: args }, {});
@@ -313,10 +304,6 @@ async function listTools(client: Client): Promise<Awaited<ReturnType<Client['lis
 
 async function listToolNames(client: Client): Promise<string[]> {
   return (await listTools(client)).map((tool) => tool.name);
-}
-
-function requireTool(names: readonly string[], name: string): void {
-  if (!names.includes(name)) throw new Error(`server does not offer the tool ${name}`);
 }
 
 /** Connect, run `steps`, close: one session without auth. */
@@ -382,16 +369,9 @@ async function authorizedSession(
   }
 }
 
-/** The steps every auth scenario's MCP server supports. */
-async function listAndCallTestTool(client: Client): Promise<void> {
-  requireTool(await listToolNames(client), 'test-tool');
-  await callTool(client, 'test-tool');
-}
-
 // ---------------------------------------------------------------------------------------------
 // Scenario data
 
-const PreRegistrationContext = z.object({ name: z.literal('auth/pre-registration'), client_id: z.string(), client_secret: z.string() });
 const ClientCredentialsContext = z.object({ client_id: z.string(), client_secret: z.string() });
 const PrivateKeyJwtContext = z.object({ client_id: z.string(), private_key_pem: z.string(), signing_algorithm: z.string() });
 const CrossAppAccessContext = z.object({
@@ -406,50 +386,31 @@ const ToolCallsContext = z.object({
   toolCalls: z.array(z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()) })),
 });
 
-function rawContext(): unknown {
-  const raw = process.env.MCP_CONFORMANCE_CONTEXT;
-  if (raw === undefined) throw new Error('MCP_CONFORMANCE_CONTEXT is not set');
-  return JSON.parse(raw);
-}
-
-function authorizationCodeScenario(
-  options: { clientMetadataUrl?: string; client?: OAuthClientInformationMixed } = {},
-): (serverUrl: URL) => Promise<void> {
-  return (serverUrl) => authorizedSession(serverUrl, new BrowserlessAuthorizationCodeProvider(options), listAndCallTestTool);
-}
+/** What the shared scenarios (scenarios.ts) use of the v2 Client. */
+const kit: ScenarioKit<Client> = {
+  session,
+  listToolNames,
+  callTool: async (client, name, args) => textOf(await callTool(client, name, args)),
+  authorizationCode: (options) => (serverUrl) =>
+    authorizedSession(serverUrl, new BrowserlessAuthorizationCodeProvider(options), listAndCallTest),
+};
+const listAndCallTest = (client: Client) => listAndCallTestTool(kit, client);
 
 /** The JSON Schema 2020-12 preservation scenario's tools (SEP-1613): list the focal tool, hand its inputSchema back verbatim. */
 const jsonSchemaFocalTool = 'json_schema_2020_12_tool';
 const jsonSchemaEchoTool = 'json_schema_echo';
 
-type Scenario = (serverUrl: URL) => Promise<void>;
-
 const scenarios: Record<string, Scenario> = {
-  initialize: (serverUrl) =>
-    session(serverUrl, async (client) => {
-      await listTools(client);
-    }),
-
-  tools_call: (serverUrl) =>
-    session(serverUrl, async (client) => {
-      requireTool(await listToolNames(client), 'add_numbers');
-      const result = await callTool(client, 'add_numbers', { a: 5, b: 3 });
-      if (!textOf(result).includes('8')) throw new Error(`add_numbers(5, 3) answered ${textOf(result)}`);
-    }),
-
-  'elicitation-sep1034-client-defaults': (serverUrl) =>
-    session(serverUrl, async (client) => {
-      requireTool(await listToolNames(client), 'test_client_elicitation_defaults');
-      await callTool(client, 'test_client_elicitation_defaults');
-    }),
-
-  // The tool's POST stream sends a priming event (id, retry: 500) and closes; the response
-  // arrives only on the GET that resumes it with Last-Event-ID after the retry delay.
-  'sse-retry': (serverUrl) =>
-    session(serverUrl, async (client) => {
-      requireTool(await listToolNames(client), 'test_reconnection');
-      await callTool(client, 'test_reconnection');
-    }),
+  ...sharedScenarios(kit, [
+    'auth/authorization-server-migration',
+    'auth/iss-supported',
+    'auth/iss-not-advertised',
+    'auth/iss-supported-missing',
+    'auth/iss-wrong-issuer',
+    'auth/iss-unexpected',
+    'auth/iss-normalized',
+    'auth/metadata-issuer-mismatch',
+  ]),
 
   // SEP-2575: every POST carries MCP-Protocol-Version and the _meta envelope; a -32022 answer
   // to the first version is retried with a supported one. Negotiation at connect, then one request.
@@ -517,36 +478,9 @@ const scenarios: Record<string, Scenario> = {
       }
     }),
 
-  'auth/metadata-default': authorizationCodeScenario(),
-  'auth/metadata-var1': authorizationCodeScenario(),
-  'auth/metadata-var2': authorizationCodeScenario(),
-  'auth/metadata-var3': authorizationCodeScenario(),
-  'auth/basic-cimd': authorizationCodeScenario({ clientMetadataUrl: cimdUrl }),
-  'auth/scope-from-www-authenticate': authorizationCodeScenario(),
-  'auth/scope-from-scopes-supported': authorizationCodeScenario(),
-  'auth/scope-omitted-when-undefined': authorizationCodeScenario(),
-  'auth/scope-step-up': authorizationCodeScenario(),
-  'auth/scope-retry-limit': authorizationCodeScenario(),
-  'auth/token-endpoint-auth-basic': authorizationCodeScenario(),
-  'auth/token-endpoint-auth-post': authorizationCodeScenario(),
-  'auth/token-endpoint-auth-none': authorizationCodeScenario(),
-  'auth/resource-mismatch': authorizationCodeScenario(),
-  'auth/offline-access-scope': authorizationCodeScenario(),
-  'auth/offline-access-not-supported': authorizationCodeScenario(),
-  'auth/authorization-server-migration': authorizationCodeScenario(),
-  'auth/iss-supported': authorizationCodeScenario(),
-  'auth/iss-not-advertised': authorizationCodeScenario(),
-  'auth/iss-supported-missing': authorizationCodeScenario(),
-  'auth/iss-wrong-issuer': authorizationCodeScenario(),
-  'auth/iss-unexpected': authorizationCodeScenario(),
-  'auth/iss-normalized': authorizationCodeScenario(),
-  'auth/metadata-issuer-mismatch': authorizationCodeScenario(),
-  'auth/2025-03-26-oauth-metadata-backcompat': authorizationCodeScenario(),
-  'auth/2025-03-26-oauth-endpoint-fallback': authorizationCodeScenario(),
-
   // A5: DPoP-bound tokens (SEP-1932); -nonce: the authorization and MCP servers both ask for a nonce first.
-  'auth/dpop': (serverUrl) => authorizedSession(serverUrl, new DpopAuthorizationCodeProvider(), listAndCallTestTool),
-  'auth/dpop-nonce': (serverUrl) => authorizedSession(serverUrl, new DpopAuthorizationCodeProvider(), listAndCallTestTool),
+  'auth/dpop': (serverUrl) => authorizedSession(serverUrl, new DpopAuthorizationCodeProvider(), listAndCallTest),
+  'auth/dpop-nonce': (serverUrl) => authorizedSession(serverUrl, new DpopAuthorizationCodeProvider(), listAndCallTest),
 
   // A6: the extension grants, each with the SDK's provider (workload identity with the one above).
   'auth/client-credentials-basic': (serverUrl) => {
@@ -556,7 +490,7 @@ const scenarios: Record<string, Scenario> = {
       // The suite's context names no issuer, so the credentials cannot be pinned to one (`expectedIssuer`).
       // eslint-disable-next-line @typescript-eslint/no-deprecated
       new ClientCredentialsProvider({ clientId: client_id, clientSecret: client_secret }),
-      listAndCallTestTool,
+      listAndCallTest,
     );
   },
   'auth/client-credentials-jwt': (serverUrl) => {
@@ -564,7 +498,7 @@ const scenarios: Record<string, Scenario> = {
     // The suite's context names no issuer, so the credentials cannot be pinned to one (`expectedIssuer`).
     // eslint-disable-next-line @typescript-eslint/no-deprecated
     const provider = new PrivateKeyJwtProvider({ clientId: client_id, privateKey: private_key_pem, algorithm: signing_algorithm });
-    return providerSession(serverUrl, provider, listAndCallTestTool);
+    return providerSession(serverUrl, provider, listAndCallTest);
   },
   'auth/enterprise-managed-authorization': (serverUrl) => {
     const context = CrossAppAccessContext.parse(rawContext());
@@ -587,48 +521,21 @@ const scenarios: Record<string, Scenario> = {
           })
         ).jwtAuthGrant,
     });
-    return providerSession(serverUrl, provider, listAndCallTestTool);
+    return providerSession(serverUrl, provider, listAndCallTest);
   },
   'auth/wif-jwt-bearer': (serverUrl) => {
     const { client_id, valid_jwt } = WorkloadIdentityContext.parse(rawContext());
-    return providerSession(serverUrl, new WorkloadIdentityProvider(client_id, valid_jwt), listAndCallTestTool);
-  },
-
-  'auth/pre-registration': (serverUrl) => {
-    const { client_id, client_secret } = PreRegistrationContext.parse(rawContext());
-    return authorizationCodeScenario({ client: { client_id, client_secret, redirect_uris: [redirectUrl] } })(serverUrl);
+    return providerSession(serverUrl, new WorkloadIdentityProvider(client_id, valid_jwt), listAndCallTest);
   },
 };
 
-async function main(): Promise<number> {
-  const url = invocation.serverUrl;
-  if (scenarioName === undefined || url === undefined) {
-    log('usage: MCP_CONFORMANCE_SCENARIO=<scenario> client-v2.ts [--transport ours|sdk] [--negotiation auto|pin] <server-url>');
-    return 2;
-  }
-  const run = scenarios[scenarioName];
-  if (run === undefined) {
-    log(`unknown scenario ${scenarioName}; known: ${Object.keys(scenarios).join(', ')}`);
-    return 2;
-  }
-  log(`scenario ${scenarioName} at ${protocolVersion ?? '(no protocol version given)'} over ${invocation.transport} against ${url}`);
-  const started = performance.now();
-  try {
-    await run(new URL(url));
-    log(`done in ${Math.round(performance.now() - started)} ms`);
-    return 0;
-  } catch (error) {
-    log(`failed after ${Math.round(performance.now() - started)} ms: ${errorText(error)}`);
-    if (error instanceof Error && error.cause !== undefined) log(`  cause: ${errorText(error.cause)}`);
-    return 1;
-  }
-}
-
-const status = await main();
-process.exitCode = status;
-// Everything was closed: the process should end by itself. If something still holds the event
-// loop, say so (the runner reports it) and end anyway.
-setTimeout(() => {
-  log('LINGERING: the event loop was still busy 2 s after close');
-  process.exit(status);
-}, 2_000).unref();
+await runScenario(
+  scenarios,
+  {
+    scenario: scenarioName,
+    url: invocation.serverUrl,
+    usage: 'MCP_CONFORMANCE_SCENARIO=<scenario> client-v2.ts [--transport ours|sdk] [--negotiation auto|pin] <server-url>',
+    what: `at ${protocolVersion ?? '(no protocol version given)'} over ${invocation.transport}`,
+  },
+  log,
+);

@@ -24,26 +24,16 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '../../src/index.js';
-import {
-  AuthorizationCodeProvider,
-  ClientCredentialsProvider,
-  CrossAppAccessProvider,
-  type AuthorizationCodeProviderOptions,
-} from './oauth-providers.js';
+import { AuthorizationCodeProvider, ClientCredentialsProvider, CrossAppAccessProvider } from './oauth-providers.js';
+import { errorText, rawContext, runScenario, textOf } from './scenarios.js';
+import { listAndCallTestTool, maxAuthorizationRounds, redirectUrl, sharedScenarios } from './scenarios.js';
+import type { Scenario, ScenarioKit } from './scenarios.js';
 
 const clientInfo = { name: 'mcp-xstate-transport-conformance', version: '0.1.0' };
-/** Where the authorization server sends the user agent back; never listened on (the code is read from the redirect). */
-const redirectUrl = 'http://localhost:3000/callback';
-/** The Client ID Metadata Document URL the suite's CIMD scenario expects (SEP-991). */
-const cimdUrl = 'https://conformance-test.local/client-metadata.json';
-/** Authorization rounds (each: redirect, finishAuth, reconnect) before giving up: step-up needs 2; a server that never accepts gets 3. */
-const maxAuthorizationRounds = 3;
 
 const log = (message: string): void => {
   process.stderr.write(`[conformance-client] ${message}\n`);
 };
-
-const errorText = (error: unknown): string => (error instanceof Error ? `${error.name}: ${error.message}` : String(error));
 
 /** The SDK Client with every capability a scenario may exercise. */
 function createClient(): Client {
@@ -76,10 +66,6 @@ function createTransport(serverUrl: URL, authProvider?: OAuthClientProvider): St
   return new StreamableHTTPClientTransport(serverUrl, options);
 }
 
-function textOf(result: CallToolResult): string {
-  return result.content.map((item) => (item.type === 'text' ? item.text : `[${item.type}]`)).join(' ');
-}
-
 async function callTool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
   const started = performance.now();
   const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
@@ -95,10 +81,6 @@ async function listToolNames(client: Client): Promise<string[]> {
   const names = tools.map((tool) => tool.name);
   log(`tools/list → ${names.join(', ') || '(none)'}`);
   return names;
-}
-
-function requireTool(names: readonly string[], name: string): void {
-  if (!names.includes(name)) throw new Error(`server does not offer the tool ${name}`);
 }
 
 /** Connect, run `steps`, close: one session without auth. */
@@ -154,12 +136,6 @@ async function authorizedSession(
   }
 }
 
-/** The steps every auth scenario's MCP server supports. */
-async function listAndCallTestTool(client: Client): Promise<void> {
-  requireTool(await listToolNames(client), 'test-tool');
-  await callTool(client, 'test-tool');
-}
-
 const ContextSchema = z.discriminatedUnion('name', [
   z.object({
     name: z.literal('auth/client-credentials-jwt'),
@@ -168,7 +144,6 @@ const ContextSchema = z.discriminatedUnion('name', [
     signing_algorithm: z.string().optional(),
   }),
   z.object({ name: z.literal('auth/client-credentials-basic'), client_id: z.string(), client_secret: z.string() }),
-  z.object({ name: z.literal('auth/pre-registration'), client_id: z.string(), client_secret: z.string() }),
   z.object({
     name: z.literal('auth/cross-app-access-complete-flow'),
     client_id: z.string(),
@@ -182,15 +157,17 @@ const ContextSchema = z.discriminatedUnion('name', [
 type Context = z.infer<typeof ContextSchema>;
 
 function context<N extends Context['name']>(name: N): Extract<Context, { name: N }> {
-  const raw = process.env.MCP_CONFORMANCE_CONTEXT;
-  if (raw === undefined) throw new Error('MCP_CONFORMANCE_CONTEXT is not set');
-  const parsed = ContextSchema.parse(JSON.parse(raw));
+  const parsed = ContextSchema.parse(rawContext());
   if (parsed.name !== name) throw new Error(`context is for ${parsed.name}, not ${name}`);
   return parsed as Extract<Context, { name: N }>;
 }
 
-function authorizationCodeScenario(options: Partial<AuthorizationCodeProviderOptions> = {}): (serverUrl: URL) => Promise<void> {
-  return (serverUrl) =>
+/** What the shared scenarios (scenarios.ts) use of the 1.x Client. */
+const kit: ScenarioKit<Client> = {
+  session,
+  listToolNames,
+  callTool: async (client, name, args) => textOf(await callTool(client, name, args)),
+  authorizationCode: (options) => (serverUrl) =>
     authorizedSession(
       serverUrl,
       new AuthorizationCodeProvider({
@@ -199,62 +176,12 @@ function authorizationCodeScenario(options: Partial<AuthorizationCodeProviderOpt
         maxAuthorizations: maxAuthorizationRounds,
         ...options,
       }),
-      listAndCallTestTool,
-    );
-}
-
-type Scenario = (serverUrl: URL) => Promise<void>;
+      (client) => listAndCallTestTool(kit, client),
+    ),
+};
 
 const scenarios: Record<string, Scenario> = {
-  initialize: (serverUrl) =>
-    session(serverUrl, async (client) => {
-      await listToolNames(client);
-    }),
-
-  tools_call: (serverUrl) =>
-    session(serverUrl, async (client) => {
-      requireTool(await listToolNames(client), 'add_numbers');
-      const result = await callTool(client, 'add_numbers', { a: 5, b: 3 });
-      if (!textOf(result).includes('8')) throw new Error(`add_numbers(5, 3) answered ${textOf(result)}`);
-    }),
-
-  'elicitation-sep1034-client-defaults': (serverUrl) =>
-    session(serverUrl, async (client) => {
-      requireTool(await listToolNames(client), 'test_client_elicitation_defaults');
-      await callTool(client, 'test_client_elicitation_defaults');
-    }),
-
-  // The tool's POST stream sends a priming event (id, retry: 500) and closes; the response
-  // arrives only on the GET that resumes it with Last-Event-ID after the retry delay (R1, R4).
-  'sse-retry': (serverUrl) =>
-    session(serverUrl, async (client) => {
-      requireTool(await listToolNames(client), 'test_reconnection');
-      await callTool(client, 'test_reconnection');
-    }),
-
-  'auth/metadata-default': authorizationCodeScenario(),
-  'auth/metadata-var1': authorizationCodeScenario(),
-  'auth/metadata-var2': authorizationCodeScenario(),
-  'auth/metadata-var3': authorizationCodeScenario(),
-  'auth/basic-cimd': authorizationCodeScenario({ clientMetadataUrl: cimdUrl }),
-  'auth/scope-from-www-authenticate': authorizationCodeScenario(),
-  'auth/scope-from-scopes-supported': authorizationCodeScenario(),
-  'auth/scope-omitted-when-undefined': authorizationCodeScenario(),
-  'auth/scope-step-up': authorizationCodeScenario(),
-  'auth/scope-retry-limit': authorizationCodeScenario(),
-  'auth/token-endpoint-auth-basic': authorizationCodeScenario(),
-  'auth/token-endpoint-auth-post': authorizationCodeScenario(),
-  'auth/token-endpoint-auth-none': authorizationCodeScenario(),
-  'auth/2025-03-26-oauth-metadata-backcompat': authorizationCodeScenario(),
-  'auth/2025-03-26-oauth-endpoint-fallback': authorizationCodeScenario(),
-  'auth/resource-mismatch': authorizationCodeScenario(),
-  'auth/offline-access-scope': authorizationCodeScenario(),
-  'auth/offline-access-not-supported': authorizationCodeScenario(),
-
-  'auth/pre-registration': (serverUrl) => {
-    const { client_id, client_secret } = context('auth/pre-registration');
-    return authorizationCodeScenario({ client: { client_id, client_secret, redirect_uris: [redirectUrl] } })(serverUrl);
-  },
+  ...sharedScenarios(kit),
 
   'auth/client-credentials-basic': (serverUrl) => {
     const { client_id, client_secret } = context('auth/client-credentials-basic');
@@ -288,7 +215,7 @@ const scenarios: Record<string, Scenario> = {
     const client = createClient();
     await client.connect(createTransport(serverUrl, provider));
     try {
-      await listAndCallTestTool(client);
+      await listAndCallTestTool(kit, client);
     } finally {
       await client.close();
     }
@@ -306,36 +233,13 @@ async function clientCredentialsSession(serverUrl: URL, provider: ClientCredenti
   }
 }
 
-async function main(): Promise<number> {
-  const scenario = process.env.MCP_CONFORMANCE_SCENARIO;
-  const url = process.argv[2];
-  if (scenario === undefined || url === undefined) {
-    log('usage: MCP_CONFORMANCE_SCENARIO=<scenario> client.ts <server-url>');
-    return 2;
-  }
-  const run = scenarios[scenario];
-  if (run === undefined) {
-    log(`unknown scenario ${scenario}; known: ${Object.keys(scenarios).join(', ')}`);
-    return 2;
-  }
-  log(`scenario ${scenario} against ${url}`);
-  const started = performance.now();
-  try {
-    await run(new URL(url));
-    log(`done in ${Math.round(performance.now() - started)} ms`);
-    return 0;
-  } catch (error) {
-    log(`failed after ${Math.round(performance.now() - started)} ms: ${errorText(error)}`);
-    if (error instanceof Error && error.cause !== undefined) log(`  cause: ${errorText(error.cause)}`);
-    return 1;
-  }
-}
-
-const status = await main();
-process.exitCode = status;
-// Everything was closed: the process should end by itself (F2). If something still holds the
-// event loop, say so (the runner reports it) and end anyway.
-setTimeout(() => {
-  log('LINGERING: the event loop was still busy 2 s after close (BEHAVIOR F2)');
-  process.exit(status);
-}, 2_000).unref();
+await runScenario(
+  scenarios,
+  {
+    scenario: process.env.MCP_CONFORMANCE_SCENARIO,
+    url: process.argv[2],
+    usage: 'MCP_CONFORMANCE_SCENARIO=<scenario> client.ts <server-url>',
+    what: '',
+  },
+  log,
+);

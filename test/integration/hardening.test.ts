@@ -22,8 +22,8 @@ import {
 } from '../../src/index.js';
 import { json, result, sse, type RecordedRequest, type Reply, type ScriptedServer } from '../support/scripted-server.js';
 import { buildServer, startServer } from '../support/mcp-server.js';
-import { newClient, noCallsInFlight, rejection, textOf, until } from '../support/harness.js';
-import { sleep, within } from '../support/proxy-rig.js';
+import { newClient, noCallsInFlight, rejection, restart, textOf, until } from '../support/harness.js';
+import { within } from '../support/proxy-rig.js';
 import { cleanups, runCleanups, scripted } from '../support/cleanups.js';
 
 afterEach(runCleanups);
@@ -498,28 +498,6 @@ async function startOldStyleServer(port = 0): Promise<{ url: URL; port: number; 
       );
     },
   };
-}
-
-function standaloneListening(transport: StreamableHTTPClientTransport): boolean {
-  const snapshot: unknown = transport.actor.getSnapshot().children.standalone?.getSnapshot();
-  const value = (snapshot as { value?: unknown } | undefined)?.value;
-  return typeof value === 'object' && value !== null && 'listening' in value;
-}
-
-/**
- * Stops a server, waits until the client saw it go (its standalone stream broke: no pooled
- * connection to the old process is left for the next POST) and a moment of downtime, restarts it.
- */
-async function restart<T extends { port: number; close: () => Promise<void> }>(
-  server: T,
-  transport: StreamableHTTPClientTransport,
-  start: (port: number) => Promise<T>,
-): Promise<T> {
-  await until(() => standaloneListening(transport), 'the standalone stream to open');
-  await server.close();
-  await until(() => !standaloneListening(transport), 'the client to see the server go');
-  await sleep(200);
-  return start(server.port);
 }
 
 describe('P11, F3: a real SDK server restarted on the same port', { timeout: 20_000 }, () => {

@@ -32,7 +32,9 @@ import {
   realFetch,
   recordingFetch,
   rejection,
+  restart,
   signal,
+  standaloneListening,
   textOf,
   until,
   within,
@@ -72,31 +74,12 @@ async function scripted(options: Parameters<typeof startScriptedServer>[0] = {})
   return server;
 }
 
-/** Whether the transport's standalone GET stream is open and being read. */
-function standaloneListening(transport: StreamableHTTPClientTransport): boolean {
-  const snapshot: unknown = transport.actor.getSnapshot().children.standalone?.getSnapshot();
-  const value = (snapshot as { value?: unknown } | undefined)?.value;
-  return typeof value === 'object' && value !== null && 'listening' in value;
-}
-
-/** How long the restarted backend is down: a restart is never instantaneous. */
-const downtimeMs = 200;
-
-/**
- * Stops `server` (every session is lost, every connection cut) and, after `downtimeMs`, starts a
- * new one on the SAME port: to the client it is the same URL whose backend restarted. The client
- * sends nothing meanwhile. The downtime matters: an in-process restart can otherwise be quicker
- * than the close of the old connections reaching undici, whose pool then hands the next POST a
- * keep-alive socket that is about to close, and the call fails with "other side closed" before
- * any response (P6) — the SDK's own transport fails the same way.
- */
-async function restart(server: TestServer, options: ServerOptions, transport: StreamableHTTPClientTransport): Promise<TestServer> {
-  expect(standaloneListening(transport)).toBe(true);
-  await server.close();
-  servers = servers.filter((s) => s !== server);
-  await until(() => !standaloneListening(transport), 'the client to see the old server go');
-  await new Promise((resolve) => setTimeout(resolve, downtimeMs));
-  return serve({ ...options, port: server.port });
+/** `restart` (test/support/harness.ts) of a server of this file: the new one, on the same port, replaces it in `servers`. */
+function restartServed(server: TestServer, options: ServerOptions, transport: StreamableHTTPClientTransport): Promise<TestServer> {
+  return restart(server, transport, (port) => {
+    servers = servers.filter((s) => s !== server);
+    return serve({ ...options, port });
+  });
 }
 
 /** A transport for `url` with its onerror reports collected, a Client connected over it, and a spy on send(). */
@@ -160,7 +143,7 @@ describe.each(modes)('server restarted on the same port ($mode responses)', { ti
     const oldSession = transport.sessionId!;
     expect(oldSession).toBeDefined();
 
-    const second = await restart(first, { sse }, transport);
+    const second = await restartServed(first, { sse }, transport);
     expect(second.url.href).toBe(first.url.href);
     expect(second.sessions.size).toBe(0);
 
@@ -218,7 +201,7 @@ describe.each(modes)('server restarted on the same port ($mode responses)', { ti
     const changes: ConnectionEmitted[] = [];
     transport.actor.on('session.changed', (event) => changes.push(event));
 
-    const second = await restart(first, { sse }, transport);
+    const second = await restartServed(first, { sse }, transport);
 
     // The call rejects at once (not after the SDK's 60 s timeout), and says why.
     const error = await within(rejection(client.callTool({ name: 'echo', arguments: { text: 'after restart' } })), 'callTool to reject');
@@ -275,7 +258,7 @@ describe('recovery queue', { timeout: 10_000 }, () => {
     const { client, transport, errors, send } = await connectClient(first.url, { fetch });
     const oldSession = transport.sessionId!;
     await until(() => standaloneListening(transport), 'the standalone GET to open');
-    const second = await restart(first, { sse: true }, transport);
+    const second = await restartServed(first, { sse: true }, transport);
 
     const before = outgoing.length;
     const firstCall = client.callTool({ name: 'echo', arguments: { text: 'A' } });
@@ -322,7 +305,7 @@ describe('recovery queue', { timeout: 10_000 }, () => {
     const changes: ConnectionEmitted[] = [];
     transport.actor.on('session.changed', (event) => changes.push(event));
     await until(() => standaloneListening(transport), 'the standalone GET to open');
-    const second = await restart(first, { sse: true }, transport);
+    const second = await restartServed(first, { sse: true }, transport);
 
     // All sent at once on the old session; each meets the 404.
     const texts = ['A', 'B', 'C', 'D', 'E'];
@@ -364,7 +347,7 @@ describe('recovery queue', { timeout: 10_000 }, () => {
     const changes: ConnectionEmitted[] = [];
     transport.actor.on('session.changed', (event) => changes.push(event));
     await until(() => standaloneListening(transport), 'the standalone GET to open');
-    const second = await restart(first, { sse: true }, transport);
+    const second = await restartServed(first, { sse: true }, transport);
 
     const slow = client.callTool({ name: 'echo', arguments: { text: 'slow' } });
     await within(held.promise, "the 404 to 'slow'");

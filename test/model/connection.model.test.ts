@@ -20,12 +20,13 @@ import { postStreamMachine } from '../../machines/post-stream.js';
 import { standaloneStreamMachine } from '../../machines/standalone-stream.js';
 import { Coverage, describeTransition, stateIdsOf, transitionsOf } from './coverage.js';
 import { connectionModel, modelConfigs } from './model.js';
-import { runPath } from './executor.js';
+import { World } from './executor.js';
+import { runInWorld } from './driver.js';
 import { describePath, generateShortestPaths, generateSimplePaths, selectCovering, type PathKind } from './paths.js';
 import { describeModernPath, generateModernPaths, modernConfigs, modernModel } from './modern-model.js';
-import { runModernPath } from './modern-executor.js';
+import { ModernWorld } from './modern-executor.js';
 import { modernGuards } from '../../machines/connection/modern.js';
-import { runStreamPath } from './stream-executor.js';
+import { StreamWorld } from './stream-executor.js';
 import { postModel, standaloneModel, streamConfigs } from './stream-models.js';
 import { describeStreamPath, generateStreamPaths, streamModelOf } from './stream-paths.js';
 
@@ -82,6 +83,8 @@ const unreachable: Record<string, string> = {
 const postStreamUnreachable: Record<string, string> = {
   'postStream.interrupted|stream.ended|0':
     'the data plane carries calls only (a notification or resumeStream() always goes through the chart), so nothing awaiting no response is ever handed over',
+  'postStream.interrupted|stream.ended|1':
+    'E13: a subscriptions/listen never takes the direct path (isDirectCall), so no listen stream is ever handed over to a POST child',
 };
 const standaloneUnreachable: Record<string, string> = {};
 
@@ -170,7 +173,7 @@ describe('connection chart, model-based', () => {
   describe(`${toRun.length} paths, run against the real transport and a scripted server`, () => {
     for (const path of toRun) {
       it(describePath(path), async () => {
-        await runPath(path.model, path.path, path.config, realCoverage);
+        await runInWorld(path.model, path.path, () => World.open(path.config), realCoverage);
         ran++;
         steps += path.path.steps.length - 1;
       });
@@ -202,7 +205,7 @@ describe('connection chart, model-based', () => {
   describe(`${streamToRun.length} paths of the stream machines, run against the real transport (node:http) and a scripted server`, () => {
     for (const path of streamToRun) {
       it(describeStreamPath(path), async () => {
-        await runStreamPath(path.model, path.path, path.config, realCoverage);
+        await runInWorld(path.model, path.path, () => StreamWorld.open(path.config), realCoverage);
         streamRan++;
       });
     }
@@ -227,7 +230,7 @@ describe('connection chart, model-based', () => {
   describe(`${modernToRun.length} paths of the 2026-07-28 branch, run against the real transport and a scripted server`, () => {
     for (const path of modernToRun) {
       it(describeModernPath(path), async () => {
-        await runModernPath(path.model, path.path, path.config, realCoverage);
+        await runInWorld(path.model, path.path, () => ModernWorld.open(path.config), realCoverage);
         modernRan++;
         modernSteps += path.path.steps.length - 1;
       });

@@ -7,7 +7,14 @@
  * (guarded alternatives are separate transitions). Names do not depend on object identity, so a
  * chart copied by `machine.provide()` names its transitions exactly as the original does.
  */
-import type { AnyStateMachine, AnyStateNode, AnyTransitionDefinition, InspectionEvent, StateValue } from 'xstate';
+import {
+  createActor,
+  type AnyStateMachine,
+  type AnyStateNode,
+  type AnyTransitionDefinition,
+  type InspectionEvent,
+  type StateValue,
+} from 'xstate';
 
 export function stateNodesOf(machine: AnyStateMachine): AnyStateNode[] {
   const nodes: AnyStateNode[] = [];
@@ -120,4 +127,18 @@ export class Coverage {
     for (const key of other.transitions) this.transitions.add(key);
     for (const [machineId, coverage] of other.children) this.child(machineId).merge(coverage);
   }
+}
+
+/** The step xstate/graph puts first in every path: the machine's own start, not a world event. */
+export const isInit = (event: { type: string }): boolean => event.type === 'xstate.init';
+
+/** Replays a path's events on a fresh actor of the model itself, recording the states and transitions it goes through. */
+export function modelCoverageOf(model: AnyStateMachine, input: unknown, steps: readonly { event: { type: string } }[]): Coverage {
+  const coverage = new Coverage(model.id);
+  const actor = createActor(model, { input, inspect: coverage.inspect });
+  actor.start();
+  coverage.addValue((actor.getSnapshot() as { value: StateValue }).value);
+  for (const step of steps) if (!isInit(step.event)) actor.send(step.event);
+  actor.stop();
+  return coverage;
 }

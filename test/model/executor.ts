@@ -16,13 +16,11 @@
  * The real chart's microsteps are recorded through the transport's `inspect` option, for coverage.
  */
 import { expect } from 'vitest';
-import type { EventObject, Snapshot } from 'xstate';
-import type { StatePath, TestParam } from 'xstate/graph';
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { manualNetwork, StreamableHTTPClientTransport, type FetchLike, type JSONRPCMessage } from '../../src/index.js';
-import { Coverage } from './coverage.js';
-import { callerEvents, type ModelConfig, type ModelEvent, type ModelEventType, type ModelSnapshot } from './model.js';
+import { canonical, lateInspector, ModelWorld } from './driver.js';
+import { callerEvents, type ModelConfig, type ModelEvent, type ModelSnapshot } from './model.js';
 import {
   headerOf,
   startScriptedServer,
@@ -33,8 +31,6 @@ import {
 } from '../support/scripted-server.js';
 
 const PROTOCOL_VERSION = '2025-11-25';
-/** Longest wait for the transport and the server to reach what a step expects (a bound, not a timing). */
-const SETTLE_MS = 3_000;
 /** deleteTimeout when the model leaves the DELETE on close unanswered, and when it answers it. */
 const SHORT_DELETE_TIMEOUT = 1_000;
 const LONG_DELETE_TIMEOUT = 600_000;
@@ -173,54 +169,7 @@ export function expectedHeld(snapshot: ModelSnapshot): string[] {
 
 const rejectingStates = ['idle', 'closing', 'closed', 'failed'] as const;
 
-/** JSON with object keys sorted, so that equal state values compare equal as text. */
-export function canonical(value: unknown): string {
-  return JSON.stringify(value, (_, item: unknown) =>
-    typeof item === 'object' && item !== null && !Array.isArray(item)
-      ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => a.localeCompare(b)))
-      : item,
-  );
-}
-
-/** Watches a transport's actor: wakes waiters on every change, and keeps the error it stopped with. */
-export class ActorWatch {
-  /** Why the actor stopped with an error, if it did. */
-  crash: Error | undefined;
-  private waiting: (() => void)[] = [];
-
-  constructor(actor: { subscribe(observer: { next: () => void; error: (error: unknown) => void }): unknown }) {
-    const wake = () => {
-      const woken = this.waiting;
-      this.waiting = [];
-      for (const resolve of woken) resolve();
-    };
-    actor.subscribe({
-      next: wake,
-      // An actor that throws stops; the error is reported by the step that caused it.
-      error: (error: unknown) => {
-        this.crash = error instanceof Error ? error : new Error(String(error));
-        wake();
-      },
-    });
-  }
-
-  /** Waits (bounded: SETTLE_MS) until `done()` holds or the actor crashed, waking on every change of the actor or the server. */
-  async settle(puppet: ScriptedServer, done: () => boolean): Promise<void> {
-    const deadline = Date.now() + SETTLE_MS;
-    for (let round = 0; round < 10_000 && !done() && this.crash === undefined && Date.now() <= deadline; round++) {
-      await Promise.race([
-        puppet.nextChange(),
-        new Promise<void>((resolve) => {
-          this.waiting.push(resolve);
-        }),
-        new Promise<void>((resolve) => setTimeout(resolve, 10)),
-      ]);
-    }
-  }
-}
-
-export class World {
-  readonly coverage = new Coverage('connection');
+export class World extends ModelWorld<ModelSnapshot, ModelEvent> {
   private readonly tracked: Tracked[] = [];
   /** Calls sent, and whether they were answered (a real or a synthetic response) or rejected. */
   private readonly calls = new Map<RpcId, 'outstanding' | 'answered' | 'rejected'>();
@@ -231,30 +180,28 @@ export class World {
   private tokens = 0;
   private previous: ModelSnapshot | undefined;
   private lastTracked: Tracked | undefined;
-  private readonly watch: ActorWatch;
 
   private constructor(
     readonly config: ModelConfig,
-    readonly puppet: ScriptedServer,
-    readonly transport: StreamableHTTPClientTransport,
+    puppet: ScriptedServer,
+    transport: StreamableHTTPClientTransport,
     private readonly abandoned: ReadonlySet<string>,
-    private readonly network: { setOnline(online: boolean): void },
+    network: { setOnline(online: boolean): void },
   ) {
+    super(puppet, transport, network, [...callerEvents, ...config.events]);
     transport.onmessage = (message) => {
       if ('id' in message && message.id != null && !('method' in message) && this.calls.has(message.id)) {
         this.calls.set(message.id, 'answered');
       }
     };
     transport.onerror = () => undefined;
-    this.coverage.addValue(transport.actor.getSnapshot().value);
-    this.watch = new ActorWatch(transport.actor);
   }
 
   static async open(config: ModelConfig): Promise<World> {
     const puppet = await startScriptedServer({ defaults: 'park' });
     const { abandoned, fetchFn } = numberedFetch();
     // The World (and its coverage) exists only once the transport does; its first events wait for it.
-    const coverage: { inspect: Coverage['inspect'] } = { inspect: () => undefined };
+    const inspector = lateInspector();
     const network = manualNetwork(true);
     const transport = new StreamableHTTPClientTransport(puppet.url, {
       network,
@@ -268,23 +215,11 @@ export class World {
       ...(config.legacyEndpointTimeout === 'short' ? { legacyEndpointTimeout: SHORT_DELETE_TIMEOUT } : {}),
       // A standalone GET that fails waits at the ceiling at once (G5), and never comes back within a path.
       reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 3_600_000, maxReconnectionDelay: 3_600_000 },
-      inspect: (event) => {
-        coverage.inspect(event);
-      },
+      inspect: inspector.inspect,
     });
     const world = new World(config, puppet, transport, abandoned, network);
-    coverage.inspect = world.coverage.inspect;
+    inspector.attach(world.coverage);
     return world;
-  }
-
-  /** The executors and the state check, as `TestPath.test` takes them. */
-  params(): TestParam<ModelSnapshot, ModelEvent> {
-    const events: NonNullable<TestParam<ModelSnapshot, ModelEvent>['events']> = {};
-    const executors = events as Record<ModelEventType, (step: { event: { type: ModelEventType } }) => Promise<void>>;
-    for (const type of new Set<ModelEventType>([...callerEvents, ...this.config.events])) {
-      executors[type] = (step) => this.perform(step.event as ModelEvent);
-    }
-    return { events, states: { '*': (state) => this.check(state) } };
   }
 
   private track(promise: Promise<void>, label: string, call?: RpcId): void {
@@ -354,7 +289,7 @@ export class World {
   }
 
   /** Does what a model event stands for. */
-  async perform(event: ModelEvent): Promise<void> {
+  protected async perform(event: Exclude<ModelEvent, { type: 'net.offline' | 'net.online' }>): Promise<void> {
     this.lastTracked = undefined;
     switch (event.type) {
       case 'start':
@@ -396,12 +331,6 @@ export class World {
       }
       case 'del.hang':
         // The DELETE stays unanswered; deleteTimeout ends the wait.
-        return;
-      case 'net.offline':
-        this.network.setOnline(false);
-        return;
-      case 'net.online':
-        this.network.setOnline(true);
         return;
       default:
         this.answer(event);
@@ -523,20 +452,19 @@ export class World {
   }
 
   /** After each step: the transport is in the model's state and the server holds what the model says. */
-  async check(expected: ModelSnapshot): Promise<void> {
-    await this.watch.settle(this.puppet, () => {
+  protected async check(expected: ModelSnapshot): Promise<void> {
+    await this.settle(() => {
       this.dropOrphans(expected);
       return this.matches(expected);
     });
-    // Let promise reactions of this step (a send refused at once) run before looking at them.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    expect(this.watch.crash?.message, "the transport's actor stopped with an error").toBeUndefined();
     expect({ state: this.transport.actor.getSnapshot().value, held: this.heldKinds() }).toEqual({
       state: expected.value,
       held: expectedHeld(expected),
     });
     this.checkWorld(expected);
     this.previous = expected;
+    // What the next step tracks is its own (a step the driver does, the network's, tracks nothing).
+    this.lastTracked = undefined;
   }
 
   /** Properties of the world that are cheap to see. */
@@ -555,45 +483,4 @@ export class World {
       expect(waiting, `still waiting in ${JSON.stringify(expected.value)}`).toEqual([]);
     }
   }
-
-  /** Ends the path: the actor stops (and with it every request and stream), then the server. */
-  async dispose(): Promise<void> {
-    this.transport.actor.stop();
-    await this.puppet.close();
-  }
-}
-
-/** A world one path runs in: the executors and state checks it gives the path, what it covered, its end. */
-export interface PathWorld<S extends Snapshot<unknown>, E extends EventObject> {
-  readonly coverage: Coverage;
-  params(): TestParam<S, E>;
-  dispose(): Promise<void>;
-}
-
-/**
- * Runs one path of `model` in `world` (a fresh transport and server); what the real charts went
- * through is added to `coverage`, up to the failing step if a step fails.
- */
-export async function runInWorld<S extends Snapshot<unknown>, E extends EventObject>(
-  model: { testPath(path: StatePath<S, E>, params: TestParam<S, E>): Promise<unknown> },
-  path: StatePath<S, E>,
-  world: PathWorld<S, E>,
-  coverage: Coverage,
-): Promise<void> {
-  try {
-    await model.testPath(path, world.params());
-  } finally {
-    await world.dispose();
-    coverage.merge(world.coverage);
-  }
-}
-
-/** Runs one path of the connection model against a fresh transport and server. */
-export async function runPath(
-  model: { testPath(path: StatePath<ModelSnapshot, ModelEvent>, params: TestParam<ModelSnapshot, ModelEvent>): Promise<unknown> },
-  path: StatePath<ModelSnapshot, ModelEvent>,
-  config: ModelConfig,
-  coverage: Coverage,
-): Promise<void> {
-  await runInWorld(model, path, await World.open(config), coverage);
 }

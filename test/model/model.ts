@@ -157,9 +157,11 @@ export type ModelEvent =
   | { type: 'token.500' }
   // not a world event: the model's own word from session.closing to the standalone region
   | { type: 'windDown' }
-  // not world events: W6, what the chart's open state tells its health region
+  // not world events: W6, what the chart's open state and its standalone stream tell its health region
   | { type: 'health.trouble' }
-  | { type: 'health.answered' };
+  | { type: 'health.answered' }
+  | { type: 'standalone.waiting' }
+  | { type: 'standalone.listening' };
 
 export type ModelEventType = ModelEvent['type'];
 
@@ -331,6 +333,9 @@ export const connectionModel = setup({
     /** W6: the chart's open state tells its health region (reportTrouble, reportAnswer). */
     trouble: raise({ type: 'health.trouble' }),
     answered: raise({ type: 'health.answered' }),
+    /** W6: the standalone stream tells it too: it waits to reconnect (reportWaiting), it is open again (reportListening). */
+    waiting: raise({ type: 'standalone.waiting' }),
+    listening: raise({ type: 'standalone.listening' }),
     setVersion: () => undefined,
     startFresh: assign(({ context }) => ({
       session: context.config.presetSession,
@@ -647,15 +652,15 @@ export const connectionModel = setup({
                 // standalone.degraded (retry budget 0): a warning; the child waits at the ceiling (W6: degraded)
                 'get.500': [
                   { guard: stateIn('#connection.open.session.closing'), target: 'ended' },
-                  { actions: [assign(() => ({ get: 'none' })), 'trouble'] },
+                  { actions: [assign(() => ({ get: 'none' })), 'waiting'] },
                 ],
                 // W6: standalone.listening: the stream is open again
-                'get.stream': { actions: [assign(() => ({ get: 'stream', getOpened: true })), 'answered'] },
+                'get.stream': { actions: [assign(() => ({ get: 'stream', getOpened: true })), 'listening'] },
                 'get.drop': [
                   // a stream being drained ends the standalone stream
                   { guard: stateIn('#connection.open.session.closing'), target: 'ended' },
                   // otherwise it reconnects: past the budget (0) at once, so standalone.degraded and a wait at the ceiling (W6: degraded)
-                  { actions: [assign(() => ({ get: 'none' })), 'trouble'] },
+                  { actions: [assign(() => ({ get: 'none' })), 'waiting'] },
                 ],
                 'get.405': { target: 'ended' },
               },
@@ -668,8 +673,16 @@ export const connectionModel = setup({
         health: {
           initial: 'steady',
           states: {
-            steady: { on: { 'health.trouble': 'degraded' } },
-            degraded: { on: { 'health.answered': 'steady' } },
+            steady: { on: { 'health.trouble': 'degraded', 'standalone.waiting': 'degraded' } },
+            degraded: {
+              on: {
+                // noteTrouble: the latest failure is why
+                'health.trouble': { actions: 'ignore' },
+                'standalone.waiting': { actions: 'ignore' },
+                'health.answered': 'steady',
+                'standalone.listening': 'steady',
+              },
+            },
           },
         },
         /** W2: the host's network signal, watched while the session is open; offline, sends fail fast. */
@@ -1020,6 +1033,8 @@ export function isApplicable(snapshot: ModelSnapshot, event: ModelEvent): boolea
     case 'windDown':
     case 'health.trouble':
     case 'health.answered':
+    case 'standalone.waiting':
+    case 'standalone.listening':
       return false;
   }
 }

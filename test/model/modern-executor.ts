@@ -15,12 +15,12 @@
  * carries a session ID back or opens a GET (E4, E5).
  */
 import { expect } from 'vitest';
-import type { StatePath, TestParam } from 'xstate/graph';
 import { manualNetwork, parseSavedState, StreamableHTTPClientTransport, type JSONRPCMessage } from '../../src/index.js';
-import { Coverage } from './coverage.js';
-import { ActorWatch, canonical, heldByClient, json, numberedFetch, RefreshingProvider, runInWorld, text } from './executor.js';
+import { cancelledRequestId } from '../../machines/connection/messages.js';
+import { heldByClient, json, numberedFetch, RefreshingProvider, text } from './executor.js';
+import { lateInspector, ModelWorld } from './driver.js';
 import { startScriptedServer, type RecordedRequest, type ScriptedServer } from '../support/scripted-server.js';
-import type { HeldKind, ModernConfig, ModernEvent, ModernEventType, ModernSnapshot, Waiting } from './modern-model.js';
+import type { HeldKind, ModernConfig, ModernEvent, ModernSnapshot, Waiting } from './modern-model.js';
 
 const MODERN = '2026-07-28';
 const META = { 'io.modelcontextprotocol/protocolVersion': MODERN };
@@ -37,26 +37,28 @@ interface Sent {
   response?: JSONRPCMessage;
 }
 
-export class ModernWorld {
-  readonly coverage = new Coverage('connection');
+export class ModernWorld extends ModelWorld<ModernSnapshot, ModernEvent> {
   private readonly sent: Sent[] = [];
   private nextId = 1;
   private listenAbort: AbortController | undefined;
   private callAbort: AbortController | undefined;
   private warnings: Error[] = [];
-  private readonly watch: ActorWatch;
 
   private constructor(
     readonly config: ModernConfig,
-    readonly puppet: ScriptedServer,
-    readonly transport: StreamableHTTPClientTransport,
+    puppet: ScriptedServer,
+    transport: StreamableHTTPClientTransport,
     private readonly abandoned: ReadonlySet<string>,
-    private readonly network: { setOnline(online: boolean): void },
+    network: { setOnline(online: boolean): void },
     private readonly provider: RefreshingProvider | undefined,
   ) {
+    super(puppet, transport, network, config.events);
     transport.onmessage = (message) => {
-      if (!('id' in message) || 'method' in message) return;
-      const entry = this.sent.find((candidate) => candidate.id === message.id && candidate.state !== 'abandoned');
+      // E13: the server's notifications/cancelled for a request ends it for its caller (the v2 Client reads a remote close).
+      const cancelled = cancelledRequestId(message);
+      if (cancelled === undefined && (!('id' in message) || 'method' in message)) return;
+      const id = cancelled ?? ('id' in message ? message.id : undefined);
+      const entry = this.sent.find((candidate) => candidate.id === id && candidate.state !== 'abandoned');
       if (entry === undefined) return;
       entry.state = 'answered';
       entry.response = message;
@@ -64,14 +66,12 @@ export class ModernWorld {
     transport.onerror = (error) => {
       this.warnings.push(error);
     };
-    this.coverage.addValue(transport.actor.getSnapshot().value);
-    this.watch = new ActorWatch(transport.actor);
   }
 
   static async open(config: ModernConfig): Promise<ModernWorld> {
     const puppet = await startScriptedServer({ defaults: 'park' });
     const { abandoned, fetchFn } = numberedFetch();
-    const coverage: { inspect: Coverage['inspect'] } = { inspect: () => undefined };
+    const inspector = lateInspector();
     const network = manualNetwork(true);
     const provider = config.auth ? new RefreshingProvider(`${puppet.origin}/`) : undefined;
     const transport = new StreamableHTTPClientTransport(puppet.url, {
@@ -84,20 +84,11 @@ export class ModernWorld {
         : undefined,
       // Nothing in this era resumes (E5); a retry would only hide a wrong turn.
       reconnectionOptions: { maxRetries: 0, initialReconnectionDelay: 3_600_000, maxReconnectionDelay: 3_600_000 },
-      inspect: (event) => {
-        coverage.inspect(event);
-      },
+      inspect: inspector.inspect,
     });
     const world = new ModernWorld(config, puppet, transport, abandoned, network, provider);
-    coverage.inspect = world.coverage.inspect;
+    inspector.attach(world.coverage);
     return world;
-  }
-
-  params(): TestParam<ModernSnapshot, ModernEvent> {
-    const events: NonNullable<TestParam<ModernSnapshot, ModernEvent>['events']> = {};
-    const executors = events as Record<ModernEventType, (step: { event: ModernEvent }) => Promise<void>>;
-    for (const type of this.config.events) executors[type] = (step) => this.perform(step.event);
-    return { events, states: { '*': (state) => this.check(state) } };
   }
 
   /** Tracks a send: entered before it is made, since an answer can come within it (E10: the probe answered from before). */
@@ -172,7 +163,7 @@ export class ModernWorld {
     return this.sent.filter((entry) => entry.kind === kind).at(-1);
   }
 
-  async perform(event: ModernEvent): Promise<void> {
+  protected async perform(event: ModernEvent): Promise<void> {
     const { puppet, transport } = this;
     switch (event.type) {
       case 'start':
@@ -239,12 +230,6 @@ export class ModernWorld {
         // A caller whose send() resolved hears of the close from onclose (the Client ends its requests there), not per request.
         for (const entry of this.sent) if (entry.state === 'open') entry.state = 'abandoned';
         this.track('close', undefined, () => transport.close());
-        return;
-      case 'net.offline':
-        this.network.setOnline(false);
-        return;
-      case 'net.online':
-        this.network.setOnline(true);
         return;
       case 'probe.result': {
         const request = this.heldOfKind('probe');
@@ -348,6 +333,14 @@ export class ModernWorld {
       case 'listen.drop':
         puppet.drop(this.heldOfKind('listenStream'));
         return;
+      case 'listen.cancel': {
+        // E13: the server's other graceful end of a listen: notifications/cancelled for it, then the end.
+        const request = this.heldOfKind('listenStream');
+        const cancelled = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: request.id, reason: 'server' } };
+        puppet.write(request, `data: ${JSON.stringify(cancelled)}\n\n`);
+        puppet.endStream(request);
+        return;
+      }
       case 'note.202':
         puppet.answer(this.heldOfKind('note'), { status: 202 });
         return;
@@ -377,14 +370,15 @@ export class ModernWorld {
     for (const request of this.held()) if (request.path === '/token' && request.state === 'parked') this.puppet.drop(request);
   }
 
-  async check(expected: ModernSnapshot): Promise<void> {
+  protected async check(expected: ModernSnapshot): Promise<void> {
     const wanted = { state: expected.value, held: [...expected.context.held], waiting: [...expected.context.waiting] };
-    await this.watch.settle(this.puppet, () => {
-      this.dropOrphans(expected);
-      return canonical(this.observed()) === canonical(wanted);
-    });
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    expect(this.watch.crash?.message, "the transport's actor stopped with an error").toBeUndefined();
+    await this.settleOn(
+      () => this.observed(),
+      wanted,
+      () => {
+        this.dropOrphans(expected);
+      },
+    );
     const seen = this.observed();
     expect(seen.state, 'the chart is in the state the model says').toEqual(wanted.state);
     expect(seen.held, 'held requests: the server holds what the model says').toEqual(wanted.held);
@@ -415,19 +409,4 @@ export class ModernWorld {
       expect(pending, `still waiting in ${JSON.stringify(expected.value)}`).toEqual([]);
     }
   }
-
-  async dispose(): Promise<void> {
-    this.transport.actor.stop();
-    await this.puppet.close();
-  }
-}
-
-/** Runs one path of the modern model against a fresh transport and server. */
-export async function runModernPath(
-  model: { testPath(path: StatePath<ModernSnapshot, ModernEvent>, params: TestParam<ModernSnapshot, ModernEvent>): Promise<unknown> },
-  path: StatePath<ModernSnapshot, ModernEvent>,
-  config: ModernConfig,
-  coverage: Coverage,
-): Promise<void> {
-  await runInWorld(model, path, await ModernWorld.open(config), coverage);
 }

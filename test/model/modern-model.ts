@@ -23,9 +23,9 @@
  * puppet server, comparing the chart's state, the held requests and the waiting callers after
  * every step.
  */
-import { assign, createActor, raise, setup } from 'xstate';
+import { assign, raise, setup } from 'xstate';
 import { createTestModel, type StatePath, type TestParam } from 'xstate/graph';
-import { Coverage } from './coverage.js';
+import { isInit, modelCoverageOf, type Coverage } from './coverage.js';
 
 export type ModernEventType =
   // the caller
@@ -59,6 +59,8 @@ export type ModernEventType =
   | 'listen.open'
   | 'listen.end'
   | 'listen.drop'
+  /** E13: the server ends the listen with notifications/cancelled for it: a graceful end, as by its result. */
+  | 'listen.cancel'
   | 'note.202'
   | 'token.ok'
   | 'token.500'
@@ -157,6 +159,7 @@ export const modernModel = setup({
     /** W6: the chart's `modern` state tells its health region (reportTrouble, reportAnswer). */
     trouble: raise({ type: 'health.trouble' }),
     answered: raise({ type: 'health.answered' }),
+    ignore: () => undefined,
     /** stopEverything(answer: false): every request stops; a caller whose send() resolved hears nothing (the Client's onclose). */
     stopEverything: assign({ held: [], waiting: [], charted: false }),
   },
@@ -266,6 +269,8 @@ export const modernModel = setup({
         },
         'listen.open': { actions: assign(({ context }) => ({ held: add(without(context.held, 'listen'), 'listenStream') })) },
         'listen.end': { actions: ['listenAnswered', 'answered'] },
+        // E13: notifications/cancelled for the listen ends it gracefully (done, reported as answered)
+        'listen.cancel': { actions: ['listenAnswered', 'answered'] },
         // W6: a listen stream that broke is the network's trouble
         'listen.drop': { actions: ['listenAnswered', 'trouble'] },
         'note.202': { actions: [assign(({ context }) => ({ held: without(context.held, 'note') })), 'answered'] },
@@ -277,7 +282,8 @@ export const modernModel = setup({
           initial: 'steady',
           states: {
             steady: { on: { 'health.trouble': 'degraded' } },
-            degraded: { on: { 'health.answered': 'steady' } },
+            // noteTrouble: the latest failure is why
+            degraded: { on: { 'health.trouble': { actions: 'ignore' }, 'health.answered': 'steady' } },
           },
         },
         network: {
@@ -352,6 +358,7 @@ const serverHolds: Partial<Record<ModernEventType, HeldKind>> = {
   'listen.open': 'listen',
   'listen.end': 'listenStream',
   'listen.drop': 'listenStream',
+  'listen.cancel': 'listenStream',
   'note.202': 'note',
   'token.ok': 'token',
   'token.500': 'token',
@@ -474,6 +481,7 @@ export const modernConfigs: readonly ModernConfig[] = [
       'listen.open',
       'listen.end',
       'listen.drop',
+      'listen.cancel',
       'listen.abort',
       'net.offline',
       'net.online',
@@ -522,17 +530,8 @@ export interface GeneratedModernPath {
   coverage: Coverage;
 }
 
-const isInit = (event: { type: string }) => event.type === 'xstate.init';
-
-function modelCoverageOf(config: ModernConfig, path: StatePath<ModernSnapshot, ModernEvent>): Coverage {
-  const coverage = new Coverage('connection');
-  const actor = createActor(modernModel, { input: config, inspect: coverage.inspect });
-  actor.start();
-  coverage.addValue(actor.getSnapshot().value);
-  for (const step of path.steps) if (!isInit(step.event)) actor.send(step.event);
-  actor.stop();
-  return coverage;
-}
+const coverageOf = (config: ModernConfig, path: StatePath<ModernSnapshot, ModernEvent>): Coverage =>
+  modelCoverageOf(modernModel, config, path.steps);
 
 /** Every shortest path of each configuration, each vertex keyed by the state, the context and the edge that led to it. */
 export function generateModernPaths(configs: readonly ModernConfig[] = modernConfigs): GeneratedModernPath[] {
@@ -545,7 +544,7 @@ export function generateModernPaths(configs: readonly ModernConfig[] = modernCon
       serializeState: (snapshot: ModernSnapshot, event: ModernEvent | undefined, previous: ModernSnapshot | undefined) =>
         serializeModernState(snapshot) + (event !== undefined ? ` via ${event.type} from ${JSON.stringify(previous?.value)}` : ''),
     });
-    for (const path of model.getShortestPaths()) generated.push({ config, model, path, coverage: modelCoverageOf(config, path) });
+    for (const path of model.getShortestPaths()) generated.push({ config, model, path, coverage: coverageOf(config, path) });
   }
   return generated;
 }

@@ -9,12 +9,12 @@
  */
 import { expect } from 'vitest';
 import type { AnyActorRef } from 'xstate';
-import type { StatePath, TestParam } from 'xstate/graph';
 import { manualNetwork, StreamableHTTPClientTransport, type JSONRPCMessage } from '../../src/node.js';
-import { Coverage, machineIdOf } from './coverage.js';
-import { ActorWatch, canonical, initializeRequest, initializeResult, json, runInWorld, text } from './executor.js';
+import { machineIdOf } from './coverage.js';
+import { initializeRequest, initializeResult, json, text } from './executor.js';
+import { lateInspector, ModelWorld } from './driver.js';
 import { startScriptedServer, type Reply, type RecordedRequest, type ScriptedServer } from '../support/scripted-server.js';
-import type { Held, StreamConfig, StreamEvent, StreamEventType, StreamSnapshot } from './stream-models.js';
+import type { Held, StreamConfig, StreamEvent, StreamSnapshot } from './stream-models.js';
 
 /** streamIdleTimeout of the idle-watch configurations, and how often the server writes a comment on every stream not silenced. */
 const IDLE_TIMEOUT_MS = 1_000;
@@ -41,8 +41,7 @@ function heldKind(request: RecordedRequest): Held | undefined {
   return request.state === 'streaming' ? 'postStream' : 'post';
 }
 
-export class StreamWorld {
-  readonly coverage = new Coverage('connection');
+export class StreamWorld extends ModelWorld<StreamSnapshot, StreamEvent> {
   /** The wait the caller's reconnectionScheduler was handed, until the world ends it. */
   private pendingWait: (() => void) | undefined;
   /** Streams the server keeps silent (R9): no keep-alive comments. */
@@ -51,21 +50,20 @@ export class StreamWorld {
   private nextEventId = 1;
   /** The Last-Event-ID a resume must send. */
   private resumeFrom: string | undefined;
-  private readonly watch: ActorWatch;
   /** The caller's call has its outcome: a response (the server's, or the chart's error for it) or a rejected send(). */
   private settled = false;
 
   private constructor(
     readonly config: StreamConfig,
-    readonly puppet: ScriptedServer,
-    readonly transport: StreamableHTTPClientTransport,
-    private readonly network: { setOnline(online: boolean): void },
+    puppet: ScriptedServer,
+    transport: StreamableHTTPClientTransport,
+    network: { setOnline(online: boolean): void },
   ) {
+    super(puppet, transport, network, config.events);
     transport.onerror = () => undefined;
     transport.onmessage = (message) => {
       if ('id' in message && message.id === CALL_ID && !('method' in message)) this.settled = true;
     };
-    this.watch = new ActorWatch(transport.actor);
     if (config.idle) {
       this.keepAlive = setInterval(() => {
         for (const request of puppet.held())
@@ -76,7 +74,7 @@ export class StreamWorld {
 
   static async open(config: StreamConfig): Promise<StreamWorld> {
     const puppet = await startScriptedServer({ defaults: 'park' });
-    const coverage: { inspect: Coverage['inspect'] } = { inspect: () => undefined };
+    const inspector = lateInspector();
     const network = manualNetwork(true);
     const wait = config.waits === 'short' ? SHORT_WAIT_MS : LONG_WAIT_MS;
     const scheduled: { world: StreamWorld | undefined } = { world: undefined };
@@ -103,13 +101,11 @@ export class StreamWorld {
               };
             }
           : undefined,
-      inspect: (event) => {
-        coverage.inspect(event);
-      },
+      inspect: inspector.inspect,
     });
     const world = new StreamWorld(config, puppet, transport, network);
     scheduled.world = world;
-    coverage.inspect = world.coverage.inspect;
+    inspector.attach(world.coverage);
     await world.openSession();
     return world;
   }
@@ -135,21 +131,6 @@ export class StreamWorld {
     await this.settle(() => (found = this.puppet.held().find((request) => request.state === 'parked' && which(request))) !== undefined);
     if (found === undefined) throw new Error('the request never arrived');
     return found;
-  }
-
-  private settle(done: () => boolean): Promise<void> {
-    return this.watch.settle(this.puppet, done);
-  }
-
-  params(): TestParam<StreamSnapshot, StreamEvent> {
-    const events: NonNullable<TestParam<StreamSnapshot, StreamEvent>['events']> = {};
-    const executors = events as Record<StreamEventType, (step: { event: StreamEvent }) => void>;
-    for (const type of this.config.events) {
-      executors[type] = (step) => {
-        this.perform(step.event);
-      };
-    }
-    return { events, states: { '*': (state) => this.check(state) } };
   }
 
   private heldOf(...kinds: Held[]): RecordedRequest {
@@ -185,7 +166,7 @@ export class StreamWorld {
     });
   }
 
-  perform(event: StreamEvent): void {
+  protected perform(event: StreamEvent): void {
     const { puppet, transport } = this;
     switch (event.type) {
       case 'send.request':
@@ -210,12 +191,6 @@ export class StreamWorld {
         return;
       case 'close':
         this.sendTracked(transport.close());
-        return;
-      case 'net.offline':
-        this.network.setOnline(false);
-        return;
-      case 'net.online':
-        this.network.setOnline(true);
         return;
       case 'wait.due': {
         const due = this.pendingWait;
@@ -277,6 +252,14 @@ export class StreamWorld {
       case 'stream.end':
         puppet.endStream(this.heldOf('postStream', 'getStream'));
         return;
+      case 'stream.cancel': {
+        // E13: notifications/cancelled for the call, then the end.
+        const stream = this.heldOf('postStream', 'getStream');
+        const cancelled = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: CALL_ID, reason: 'server' } };
+        puppet.write(stream, `data: ${JSON.stringify(cancelled)}\n\n`);
+        puppet.endStream(stream);
+        return;
+      }
       case 'stream.silence':
         this.silenced.add(this.heldOf('postStream', 'getStream'));
         return;
@@ -290,7 +273,7 @@ export class StreamWorld {
   }
 
   /** After each step: the stream machine is in the model's state and the server holds what the model says. */
-  async check(expected: StreamSnapshot): Promise<void> {
+  protected async check(expected: StreamSnapshot): Promise<void> {
     const resting = expected.status === 'done' || expected.value === 'idle';
     const seen = { state: resting ? undefined : expected.value, held: expected.context.held === 'none' ? [] : [expected.context.held] };
     // A call's outcome: settled once its stream machine ended, or the data plane answered it (so a
@@ -298,24 +281,12 @@ export class StreamWorld {
     const context = expected.context;
     const call = 'kind' in context && ['request', 'resume', 'badResume'].includes(context.kind);
     const wanted = call ? { ...seen, settled: expected.status === 'done' || (expected.value === 'idle' && !context.direct) } : seen;
-    await this.settle(() => canonical(this.observed(call)) === canonical(wanted));
-    expect(this.watch.crash?.message, "the transport's actor stopped with an error").toBeUndefined();
+    await this.settleOn(() => this.observed(call), wanted);
     expect(this.observed(call)).toEqual(wanted);
   }
 
-  async dispose(): Promise<void> {
+  override async dispose(): Promise<void> {
     clearInterval(this.keepAlive);
-    this.transport.actor.stop();
-    await this.puppet.close();
+    await super.dispose();
   }
-}
-
-/** Runs one path of a stream model against a fresh transport (its session open) and server. */
-export async function runStreamPath(
-  model: { testPath(path: StatePath<StreamSnapshot, StreamEvent>, params: TestParam<StreamSnapshot, StreamEvent>): Promise<unknown> },
-  path: StatePath<StreamSnapshot, StreamEvent>,
-  config: StreamConfig,
-  coverage: Coverage,
-): Promise<void> {
-  await runInWorld(model, path, await StreamWorld.open(config), coverage);
 }

@@ -49,7 +49,9 @@ export type StreamEventType =
   | 'stream.badId'
   | 'stream.response'
   | 'stream.end'
-  | 'stream.silence';
+  | 'stream.silence'
+  /** E13: the server writes notifications/cancelled for the call on its stream (which ends it). */
+  | 'stream.cancel';
 
 export type StreamEvent = { type: StreamEventType };
 
@@ -96,6 +98,8 @@ export interface PostContext extends Common {
   interrupted: boolean;
   /** The last event id of the message's streams: none, one that can be sent back, or one that cannot (R11). */
   lastId: 'none' | 'ok' | 'bad';
+  /** E13: the stream the data plane handed over ended with the server's notifications/cancelled for the call. */
+  cancelled: boolean;
 }
 
 /** No value the machines tell apart lies past maxRetries + 2 (G5 reports at maxRetries + 1). */
@@ -237,6 +241,7 @@ export const postModel = setup({
     ...waitGuards,
     charted: ({ context }) => context.config.idle,
     wasInterrupted: ({ context }) => context.interrupted,
+    cancelledByServer: ({ context }) => context.cancelled,
     badToken: ({ context }) => context.kind === 'badResume',
     isResumption: ({ context }) => context.kind === 'resume' || context.kind === 'resumeStream',
     isRequest: ({ context }) => context.kind === 'request' || context.kind === 'resume',
@@ -268,7 +273,7 @@ export const postModel = setup({
   },
 }).createMachine({
   id: 'postStream',
-  context: ({ input }) => ({ ...commonContext(input), kind: 'none', direct: false, interrupted: false, lastId: 'none' }),
+  context: ({ input }) => ({ ...commonContext(input), kind: 'none', direct: false, interrupted: false, lastId: 'none', cancelled: false }),
   initial: 'idle',
   on: networkSignal,
   states: {
@@ -296,6 +301,12 @@ export const postModel = setup({
         'stream.badId': { actions: 'badId' },
         'stream.response': { actions: [assign({ direct: false }), 'released'] },
         'stream.end': { target: 'starting', actions: [assign({ direct: false, interrupted: true }), 'released'] },
+        // E13: the server cancelled the call: its stream is handed over all the same, and fails it at once
+        'stream.cancel': {
+          guard: 'isRequest',
+          target: 'starting',
+          actions: [assign({ direct: false, interrupted: true, cancelled: true }), 'released'],
+        },
       },
     },
     starting: {
@@ -310,6 +321,8 @@ export const postModel = setup({
     interrupted: {
       always: [
         { guard: 'awaitsNothing', target: 'done' },
+        // E13: never resumed
+        { guard: 'cancelledByServer', target: 'failed' },
         { guard: 'canResume', target: 'backoff', actions: 'adoptEnd' },
         { guard: 'endedUnsendable', target: 'failed' },
         { target: 'failed' },
@@ -336,6 +349,8 @@ export const postModel = setup({
         'stream.event': { actions: 'goodId' },
         'stream.badId': { actions: 'badId' },
         'stream.response': { guard: 'isRequest', target: 'done', actions: 'released' },
+        // E13: the server cancelled the call: it fails at once, never resumed
+        'stream.cancel': { guard: 'isRequest', target: 'failed', actions: 'released' },
         'stream.end': [
           { guard: 'awaitsNothing', target: 'done', actions: 'released' },
           { guard: 'canResume', target: 'backoff', actions: 'adoptEnd' },
@@ -470,6 +485,7 @@ export const streamConfigs: readonly StreamConfig[] = [
       'stream.badId',
       'stream.response',
       'stream.end',
+      'stream.cancel',
       'get.stream',
       'get.405',
       'get.503',

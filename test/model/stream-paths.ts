@@ -4,9 +4,9 @@
  * it (as paths.ts does for the connection chart), so that together they take every transition the
  * world events can take; and the model's own coverage of each path.
  */
-import { createActor, type AnyStateMachine, type StateValue } from 'xstate';
+import type { AnyStateMachine } from 'xstate';
 import { createTestModel, type StatePath, type TestParam } from 'xstate/graph';
-import { Coverage } from './coverage.js';
+import { isInit, modelCoverageOf, type Coverage } from './coverage.js';
 import {
   isStreamEventTaken,
   postModel,
@@ -46,24 +46,14 @@ function testModelFor(config: StreamConfig): StreamTestModel {
   return config.machine === 'standalone' ? createTestModel(standaloneModel, options) : createTestModel(postModel, options);
 }
 
-const isInit = (event: { type: string }) => event.type === 'xstate.init';
-
-function modelCoverageOf(config: StreamConfig, path: StatePath<StreamSnapshot, StreamEvent>): Coverage {
-  const machine = streamModelOf(config);
-  const coverage = new Coverage(machine.id);
-  const actor = createActor(machine, { input: config, inspect: coverage.inspect });
-  actor.start();
-  coverage.addValue(actor.getSnapshot().value as StateValue);
-  for (const step of path.steps) if (!isInit(step.event)) actor.send(step.event);
-  actor.stop();
-  return coverage;
-}
+const coverageOf = (config: StreamConfig, path: StatePath<StreamSnapshot, StreamEvent>): Coverage =>
+  modelCoverageOf(streamModelOf(config), config, path.steps);
 
 export function generateStreamPaths(configs: readonly StreamConfig[] = streamConfigs): GeneratedStreamPath[] {
   const generated: GeneratedStreamPath[] = [];
   for (const config of configs) {
     const model = testModelFor(config);
-    for (const path of model.getShortestPaths()) generated.push({ config, model, path, coverage: modelCoverageOf(config, path) });
+    for (const path of model.getShortestPaths()) generated.push({ config, model, path, coverage: coverageOf(config, path) });
   }
   return generated;
 }

@@ -156,6 +156,33 @@ export function standaloneIn(transport: StreamableHTTPClientTransport, state: st
   return child?.getSnapshot().matches(state) ?? false;
 }
 
+/** Whether the transport's standalone GET stream is open and being read. */
+export function standaloneListening(transport: StreamableHTTPClientTransport): boolean {
+  return standaloneIn(transport, 'listening');
+}
+
+/**
+ * Stops `server` (every session is lost, every connection cut) and starts it again on the SAME port
+ * with `start`: to the client the same URL whose backend restarted. In between it waits until the
+ * client saw the old one go (its standalone stream broke, so no pooled connection to the old process
+ * is left for the next POST) and `downtimeMs` more: an in-process restart can otherwise be quicker
+ * than the close of the old connections reaching undici, whose pool then hands the next POST a
+ * keep-alive socket about to close, and the call fails with "other side closed" (P6), as the SDK's
+ * own transport does. The client sends nothing meanwhile.
+ */
+export async function restart<T extends { port: number; close(): Promise<void> }>(
+  server: T,
+  transport: StreamableHTTPClientTransport,
+  start: (port: number) => Promise<T>,
+  downtimeMs = 200,
+): Promise<T> {
+  await until(() => standaloneListening(transport), 'the standalone stream to open');
+  await server.close();
+  await until(() => !standaloneListening(transport), 'the client to see the old server go');
+  await sleep(downtimeMs);
+  return start(server.port);
+}
+
 /** Calls in flight: POST stream children (`post-N`, the only actors that resume or re-send a call) and data-plane calls. */
 export function callsInFlight(transport: StreamableHTTPClientTransport): number {
   return childrenOf(transport).filter((id) => id.startsWith('post-')).length + directCallsIn(transport.actor.system);
