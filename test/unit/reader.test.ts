@@ -266,6 +266,32 @@ describe('SSE reader', () => {
     expect(sink.warnings.map((w) => w.name)).toEqual(['MessageTooLargeError']);
   });
 
+  it('S8: one event of exactly maxMessageBytes, in 1 KiB chunks, is delivered whole; one byte more fails naming maxMessageBytes', async () => {
+    const limit = 1024 * 1024;
+    /** An event (`data: <message>\n\n`) of `size` bytes whose message is a JSON-RPC notification padded to fit. */
+    const eventOf = (size: number) => {
+      const frame = `data: ${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { pad: '' } })}\n\n`;
+      const message = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/message', params: { pad: 'x'.repeat(size - frame.length) } });
+      return `data: ${message}\n\n`;
+    };
+    const chunksOf = (text: string) =>
+      Array.from({ length: Math.ceil(text.length / 1024) }, (_, i) => text.slice(i * 1024, (i + 1) * 1024));
+
+    const fits = eventOf(limit);
+    expect(fits.length).toBe(limit);
+    const whole = await read(chunksOf(fits), { maxMessageBytes: limit });
+    expect(whole.sink.delivered).toHaveLength(1);
+    expect(whole.sink.delivered[0]).toEqual(JSON.parse(fits.slice('data: '.length)));
+    expect(whole.event).toMatchObject({ type: 'stream.ended', end: { error: undefined } });
+
+    // One byte more before the blank line that ends it (which comes in a chunk of its own).
+    const over = eventOf(limit + 3);
+    expect(over.slice(0, -2).length).toBe(limit + 1);
+    const refused = await read([...chunksOf(over.slice(0, -2)), '\n\n'], { maxMessageBytes: limit });
+    expect(refused.sink.delivered).toEqual([]);
+    expect(refused.event.type === 'stream.ended' && refused.event.end.error?.message).toContain('maxMessageBytes');
+  });
+
   it('X2: an endless run of comments and empty events costs no growth and delivers nothing', async () => {
     const chunks = Array.from({ length: 2_000 }, () => ': keepalive\n\ndata:\n\n');
     const { event, sink } = await read(chunks, { maxMessageBytes: 1_024 });
