@@ -68,12 +68,13 @@ interface PageClient {
 
 function pageClient(era: PageEra, onNotification: (notification: Notification) => void): PageClient {
   const info = { name: 'react-status', version: '0.1.0' };
+  const forward = (notification: Notification) => {
+    onNotification(notification);
+    return Promise.resolve();
+  };
   if (era === 'modern') {
     const client = new ClientV2(info, { versionNegotiation: { mode: 'auto' } });
-    client.fallbackNotificationHandler = (notification) => {
-      onNotification(notification);
-      return Promise.resolve();
-    };
+    client.fallbackNotificationHandler = forward;
     return {
       connect: (transport) => client.connect(transport),
       close: () => client.close(),
@@ -82,10 +83,7 @@ function pageClient(era: PageEra, onNotification: (notification: Notification) =
     };
   }
   const client = new Client(info);
-  client.fallbackNotificationHandler = (notification) => {
-    onNotification(notification);
-    return Promise.resolve();
-  };
+  client.fallbackNotificationHandler = forward;
   return {
     connect: (transport) => client.connect(transport),
     close: () => client.close(),

@@ -4,11 +4,11 @@
  * notification's included: -32020 otherwise), on 127.0.0.1 through the same node:http ↔ Request
  * adapter as the v2 SDK's server. A request log with each answer's status lets tests see both sides.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { McpServer } from 'tmcp';
 import { HttpTransport } from '@tmcp/transport-http';
-import { listenLocal, parseBody, readBytes, RequestLog, rpcMethodOf, shutDown } from './http.js';
-import { serveFetch } from './v2-server.js';
+import { listenLocal, RequestLog, shutDown } from './http.js';
+import { fetchServer, serveFetch } from './v2-server.js';
 
 export interface TmcpLoggedRequest {
   method: string;
@@ -34,26 +34,16 @@ export async function startTmcpServer(): Promise<TmcpTestServer> {
   mcp.tool({ name: 'hello', description: 'Says hello' }, () => ({ content: [{ type: 'text', text: 'hello' }] }));
   const transport = new HttpTransport(mcp, { path: '/mcp' });
   const log = new RequestLog<TmcpLoggedRequest>('at the tmcp server');
-  const server: Server = createServer((req, res) => {
-    void (async () => {
-      const bytes = await readBytes(req);
-      const body = parseBody(bytes);
-      log.add({
-        method: req.method ?? '',
-        headers: req.headers,
-        body,
-        rpc: rpcMethodOf(body),
-        status: new Promise((resolve) =>
-          res.on('close', () => {
-            resolve(res.statusCode);
-          }),
-        ),
-      });
-      await serveFetch((request) => transport.respond(request), req, res, bytes);
-    })().catch(() => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
+  const server = fetchServer(async (req, res, bytes, fields) => {
+    log.add({
+      ...fields,
+      status: new Promise((resolve) =>
+        res.on('close', () => {
+          resolve(res.statusCode);
+        }),
+      ),
     });
+    await serveFetch((request) => transport.respond(request), req, res, bytes);
   });
   const port = await listenLocal(server);
   return {

@@ -99,6 +99,33 @@ export async function serveFetch(
   stream.pipe(res);
 }
 
+/** What every test server logs of a request: its method, headers, parsed body and JSON-RPC method. */
+export interface RequestFields {
+  method: string;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+  rpc: string | undefined;
+}
+
+/**
+ * A `node:http` server on the whole request body: `handle` gets the bytes and what a log keeps of
+ * them; a handler that throws answers 500.
+ */
+export function fetchServer(
+  handle: (req: IncomingMessage, res: ServerResponse, bytes: Buffer, fields: RequestFields) => Promise<void>,
+): Server {
+  return createServer((req, res) => {
+    void (async () => {
+      const bytes = await readBytes(req);
+      const body = parseBody(bytes);
+      await handle(req, res, bytes, { method: req.method ?? '', headers: req.headers, body, rpc: rpcMethodOf(body) });
+    })().catch(() => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+}
+
 export async function startV2Server(options: V2ServerOptions = {}): Promise<V2TestServer> {
   const handler = createMcpHandler(() => buildV2Server(), {
     ...(options.legacy === 'reject' ? { legacy: 'reject' as const } : {}),
@@ -106,27 +133,17 @@ export async function startV2Server(options: V2ServerOptions = {}): Promise<V2Te
     ...(options.responseMode === undefined ? {} : { responseMode: options.responseMode }),
   });
   const log = new RequestLog<V2LoggedRequest>('at the v2 server');
-  const server: Server = createServer((req, res) => {
-    void (async () => {
-      const bytes = await readBytes(req);
-      const body = parseBody(bytes);
-      log.add({
-        method: req.method ?? '',
-        headers: req.headers,
-        body,
-        rpc: rpcMethodOf(body),
-        ended: new Promise((resolve) =>
-          res.on('close', () => {
-            resolve();
-          }),
-        ),
-      });
-      if (options.intercept !== undefined && (await options.intercept(req, res, body))) return;
-      await serveFetch((request) => handler.fetch(request), req, res, bytes);
-    })().catch(() => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
+  const server = fetchServer(async (req, res, bytes, fields) => {
+    log.add({
+      ...fields,
+      ended: new Promise((resolve) =>
+        res.on('close', () => {
+          resolve();
+        }),
+      ),
     });
+    if (options.intercept !== undefined && (await options.intercept(req, res, fields.body))) return;
+    await serveFetch((request) => handler.fetch(request), req, res, bytes);
   });
   const port = await listenLocal(server);
   return {
