@@ -8,7 +8,7 @@ import type { ActionFunction, GuardPredicate, ParameterizedObject, StateNodeConf
 import { DEFAULT_LEGACY_ENDPOINT_TIMEOUT, type AuthChallenge } from '../types.js';
 import { postStreamMachine } from '../post-stream.js';
 import { standaloneStreamMachine } from '../standalone-stream.js';
-import { isServerTrouble, isSessionMissing, statusOf, StreamEndedError, TransportClosedError } from '../errors.js';
+import { isSessionMissing, statusOf, StreamEndedError, TransportClosedError } from '../errors.js';
 import type {
   AuthReturn,
   ConnectionContext,
@@ -160,57 +160,15 @@ export const networkRegion = {
   },
 } as const satisfies ConnectionState;
 
-/**
- * W6: whether the server is failing while the connection is open (a session's, or a 2026-07-28
- * one). `degraded` while calls fail with 5xx, 429 or network errors or the standalone stream
- * waits to reconnect after an error, with why in `degradedBy`. A clean end of the stream is
- * routine (G4: servers and proxies end event streams to be reconnected, SEP-1699 polling) and
- * is not trouble, unless the stream keeps ending without progress past its retry budget (G5); the next success (a call answered, the stream
- * open again) ends it. The calls' reports are handled by the parent state (a region that took
- * them would pre-empt it), which tells this region with `health.trouble` and, only while it is
- * degraded, `health.answered`. The data plane reads the tag: only while it is on are happy answers
- * reported to the chart at all, so that the first one can end it (no event per call otherwise).
- */
-export const healthRegion = {
-  initial: 'steady',
-  states: {
-    steady: {
-      on: {
-        'health.trouble': { target: 'degraded', actions: 'noteTrouble' },
-        'standalone.waiting': { guard: 'isTroubledWait', target: 'degraded', actions: 'noteTrouble' },
-      },
-    },
-    degraded: {
-      tags: ['degraded'],
-      entry: 'directCallsDegraded',
-      exit: ['forgetTrouble', 'directCallsSteady'],
-      on: {
-        'health.trouble': { actions: 'noteTrouble' },
-        'standalone.waiting': { guard: 'isTroubledWait', actions: 'noteTrouble' },
-        'health.answered': 'steady',
-        'standalone.listening': 'steady',
-      },
-    },
-  },
-} as const satisfies ConnectionState;
-
 /** Answers and failures that concern only their own call. */
 export const otherFailure = { actions: ['answerFailure', 'stopPost'] } as const;
 export const otherAnswer = { actions: ['deliverResponse', 'stopPost'] } as const;
-/** The same while the connection is open, telling its health region (W6). */
-export const openFailure = { actions: ['answerFailure', 'stopPost', 'reportTrouble'] } as const;
-export const openAnswer = { actions: ['deliverResponse', 'stopPost', 'reportAnswer'] } as const;
 
 /** Guards more than one concern asks. */
 export const sharedGuards = guards({
   isInitializeResult: ({ event }) =>
     event.type === 'post.done' && isRequest(event.message, INITIALIZE) && event.response !== undefined && 'result' in event.response,
   isInitializedAccepted: ({ event }) => event.type === 'post.done' && isRequest(event.message, INITIALIZED),
-  /**
-   * W6: the standalone stream waits after an error (a break, a failed GET), or past its retry
-   * budget without progress; not after a clean end, which is routine (G4).
-   */
-  isTroubledWait: ({ event }) => event.type === 'standalone.waiting' && (event.error !== undefined || event.spent),
   isCancellation: ({ event }) => event.type === 'send' && cancelledRequestId(event.message) !== undefined,
   isSessionMissing: ({ event }) => event.type === 'post.failed' && isSessionMissing(event.error),
   /** A 404 for a session already replaced (a slow call racing a recovery): not this session's end. */
@@ -303,23 +261,6 @@ export const sharedActions = actions({
     };
   }),
   returnTo: assign((_, params: { state: AuthReturn }) => ({ authReturn: params.state })),
-  /** W6: a call failed because the server, or the way to it, is failing (5xx, 429, the network): the health region hears it. */
-  reportTrouble: enqueueActions(({ event, enqueue }) => {
-    assertEvent(event, 'post.failed');
-    if (isServerTrouble(event.error)) enqueue.raise({ type: 'health.trouble', error: event.error });
-  }),
-  /** W6: a call was answered while degraded: the health region hears it (and only then: no event per happy call). */
-  reportAnswer: enqueueActions(({ self, enqueue }) => {
-    if (self.getSnapshot().hasTag('degraded')) enqueue.raise({ type: 'health.answered' });
-  }),
-  /** W6: why the connection is degraded: the latest failure (a stream that keeps ending cleanly says so). */
-  noteTrouble: assign(({ event }) => {
-    assertEvent(event, ['health.trouble', 'standalone.waiting']);
-    return {
-      degradedBy: event.error ?? new StreamEndedError('standalone stream keeps ending without progress; waiting to reconnect'),
-    };
-  }),
-  forgetTrouble: assign({ degradedBy: undefined }),
   /**
    * R8: the caller cancelled a request: its POST stream, backoff timer and resume GET stop now,
    * and a queued copy is dropped. The cancellation itself is still sent.

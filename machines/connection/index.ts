@@ -22,6 +22,7 @@ import { recoveryActions, recoveryGuards, recoveryStates } from './recovery.js';
 import { sessionActions, sessionGuards, sessionStates } from './session.js';
 import { modernActions, modernGuards, modernState } from './modern.js';
 import { directActions } from './direct.js';
+import { healthActions, healthGuards } from './health.js';
 
 export const connectionMachine = connectionSetup
   .extend({
@@ -34,6 +35,7 @@ export const connectionMachine = connectionSetup
       ...legacyGuards,
       ...closingGuards,
       ...modernGuards,
+      ...healthGuards,
       standaloneDone,
     },
     actions: {
@@ -46,6 +48,7 @@ export const connectionMachine = connectionSetup
       ...closingActions,
       ...modernActions,
       ...directActions,
+      ...healthActions,
     },
   })
   .createMachine({

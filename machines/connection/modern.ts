@@ -11,7 +11,8 @@
  */
 import { assertEvent, assign, emit, enqueueActions } from 'xstate';
 import { ModernOnlyServerError, ProtocolError, statusOf } from '../errors.js';
-import { actions, guards, healthRegion, isOffline, networkRegion, openAnswer, openFailure, type ConnectionState } from './base.js';
+import { actions, guards, isOffline, networkRegion, type ConnectionState } from './base.js';
+import { healthRegion, openAnswer, openFailure } from './health.js';
 import { DIRECT_CALLS, takeOverCall } from './direct.js';
 import {
   asRequest,

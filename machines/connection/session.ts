@@ -4,19 +4,9 @@
  */
 import { assertEvent, assign, emit, enqueueActions, stopChild } from 'xstate';
 import { asFailure, ProtocolError, StreamableHTTPError, StreamEndedError } from '../errors.js';
-import {
-  isOffline,
-  actions,
-  guards,
-  networkRegion,
-  healthRegion,
-  openAnswer,
-  openFailure,
-  otherAnswer,
-  otherFailure,
-  type ConnectionState,
-} from './base.js';
+import { isOffline, actions, guards, networkRegion, otherAnswer, otherFailure, type ConnectionState } from './base.js';
 import { asRequest, failCall, INITIALIZE, isRequest, requestIdsOf } from './messages.js';
+import { healthRegion, openAnswer, openFailure } from './health.js';
 import { spawnPosts } from './posts.js';
 import { DIRECT_CALLS, DIRECT_INITIALIZE, DIRECT_INITIALIZED_NOTICE, handshakeIsDirect } from './direct.js';
 import { probeAnswers } from './modern.js';
