@@ -3,7 +3,8 @@
 // `import`, the ESM build bundled into a few files in dist/node/ (entries `.`, `./machines`,
 // `./testing` and `./devtools` share chunks, so each class exists once): loading ~40 small modules cost a fresh
 // process 25–70 ms more than one bundle (measured on the 2-core machine), which is cold start.
-// Dependencies stay external; the source maps chain back to src/*.ts.
+// Dependencies stay external (zod/mini is bundled into dist/node, below); the source maps chain
+// back to src/*.ts.
 import { execFileSync } from 'node:child_process';
 import { chmodSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -16,25 +17,14 @@ for (const config of ['tsconfig.build.json', 'tsconfig.cli.json', 'tsconfig.cjs.
 }
 writeFileSync('dist/cjs/package.json', '{ "type": "commonjs" }\n');
 
-// U9: zod/mini is inlined into the one ESM module that imports it (dist/src/validation.js),
-// tree-shaken to what the edge checks use (about 14 KB). Left as an import, an app's bundler puts
-// every zod module it shares with the SDK's lazily loaded OAuth chunk (full zod, all its locales)
-// into the chunk the page loads at once: measured, the browser bundle went from 121 to 550 KiB.
-// On Node the ESM bundle below inherits the inlined copy (no ~250 zod modules to load); the
-// CommonJS build keeps `require('zod/mini')` (zod is a dependency).
-await build({
-  entryPoints: ['dist/src/validation.js'],
-  outfile: 'dist/src/validation.js',
-  allowOverwrite: true,
-  bundle: true,
-  format: 'esm',
-  platform: 'neutral',
-  mainFields: ['module', 'main'],
-  // Not minified: minifying drops zod's `/* @__PURE__ */` marks, and an app's bundler could then no
-  // longer drop what the root entry does not use (measured: 144.1 KiB instead of 139.9).
-  sourcemap: true,
-  logLevel: 'warning',
-});
+// U9: the ESM build a bundler reads (dist/src) keeps `import * as z from 'zod/mini'` in
+// dist/src/validation.js, so an app's bundler shares zod's core with the SDK `Client`'s own zod
+// (both SDK generations import `zod/v4`, which is built on the same `zod/v4/core`): measured with
+// `npm run size`, the page's code with the 1.x Client went from 124.2 to 119.4 KiB gzip (2.x: 119.8
+// to 115.3), the transport alone unchanged (45.5). It was inlined before, when the OAuth glue
+// imported the SDK by name and a bundler moved every zod module that lazy chunk shared into the
+// eager one (121 -> 550 KiB); the glue no longer names the SDK (`sdkAuth`), and the lazily loaded
+// modules import nothing of the eager graph (test/unit/doors.test.ts), zod included.
 chmodSync('dist/src/devtools/cli/main.js', 0o755);
 
 await build({
@@ -46,7 +36,18 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  packages: 'external',
+  // Dependencies stay external, except zod: the few zod/mini functions the edge checks use are
+  // bundled in (tree-shaken), so Node loads no ~250 zod modules at start (cold start).
+  plugins: [
+    {
+      name: 'external-but-zod',
+      setup(build) {
+        build.onResolve({ filter: /^[^./]/ }, (args) =>
+          args.kind === 'entry-point' || /^zod(\/|$)/.test(args.path) ? undefined : { path: args.path, external: true },
+        );
+      },
+    },
+  ],
   sourcemap: true,
   chunkNames: 'chunks/[name]-[hash]',
   logLevel: 'warning',

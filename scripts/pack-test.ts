@@ -99,8 +99,8 @@ const unwanted = [...files].filter(
   (file) => /^(test|bench|scripts|examples|coverage|\.ci)\//.test(file) || /\.(test|spec)\.|tsbuildinfo$/.test(file),
 );
 check('no tests, bench, scripts or examples in the tarball', unwanted.length === 0, unwanted.join(', '));
-// Every source map names files that ship, or carries the text itself (the zod/mini code inlined
-// into dist/src/validation.js, U9), so stack traces and debuggers find them.
+// Every source map names files that ship, or carries the text itself (the zod/mini code bundled
+// into dist/node, U9), so stack traces and debuggers find them.
 const mapProblems: string[] = [];
 for (const file of [...files].filter((f) => f.endsWith('.map'))) {
   const map = JSON.parse(readFileSync(join(root, file), 'utf8')) as { sources: string[]; sourcesContent?: (string | null)[] };
@@ -225,10 +225,11 @@ try {
 
   // A browser app that installed neither SDK generation bundles the package (it never names an
   // optional peer where a bundler resolves it; OAuth there takes the sdkAuth option): esbuild in a
-  // project that links only the package and its browser dependencies (jose: DPoP, loaded only when on).
+  // project that links only the package and its browser dependencies (jose: DPoP, loaded only when
+  // on; zod: the edge checks' zod/mini, shared with the Client's zod where an app has one).
   const bare = join(work, 'bundle-app');
   mkdirSync(join(bare, 'node_modules'), { recursive: true });
-  for (const name of ['mcp-xstate-transport', 'xstate', 'eventsource-parser', 'jose']) {
+  for (const name of ['mcp-xstate-transport', 'xstate', 'eventsource-parser', 'jose', 'zod']) {
     symlinkSync(join(app, 'node_modules', name), join(bare, 'node_modules', name), 'dir');
   }
   const bundled = await build({
