@@ -35,7 +35,7 @@ interface Size {
   gzip: number;
   /** How many files the page loads at once (a bundler splits the eager code when a lazy chunk shares some of it). */
   eagerFiles: number;
-  /** Chunks loaded only by a dynamic import, by what loads them: the OAuth flow, telemetry, the legacy stream, DPoP, a refusal's reading. */
+  /** Chunks loaded only by a dynamic import, by what loads them: the OAuth flow, telemetry, the legacy stream, DPoP. */
   lazy: { what: string; raw: number; gzip: number }[];
 }
 
@@ -44,7 +44,6 @@ function lazyKind(inputs: string[]): string {
   if (inputs.some((input) => input.includes('telemetry/otel'))) return 'telemetry';
   if (inputs.some((input) => input.includes('legacy/stream'))) return 'legacy stream';
   if (inputs.some((input) => input.includes('http/dpop'))) return 'DPoP';
-  if (inputs.some((input) => input.includes('http/refusal'))) return 'reading a refusal (non-2xx)';
   return 'OAuth (with an authProvider)';
 }
 

@@ -206,3 +206,24 @@ export async function errorBodyText(source: BodySource): Promise<string> {
     return '';
   }
 }
+
+/**
+ * U11: an error body as one line for a message: an HTML page reduced to its text (tags,
+ * scripts and styles dropped), whitespace collapsed, the first `limit` characters. An error
+ * message never carries a whole page.
+ */
+export function bodySummary(body: string, type: string, limit = 200): string {
+  let text = body;
+  if (type.includes('html') || /^\s*<(!doctype|html)/i.test(text)) {
+    text = text
+      .replace(/<(script|style)\b[\s\S]*?(<\/\1\s*>|$)/gi, ' ')
+      .replace(/<!--[\s\S]*?(-->|$)/g, ' ')
+      .replace(/<[^>]*>?/g, ' ')
+      .replace(
+        /&(lt|gt|amp|quot|#39|nbsp);/g,
+        (_all, name: string) => ({ lt: '<', gt: '>', amp: '&', quot: '"', '#39': "'" })[name] ?? ' ',
+      );
+  }
+  text = text.replace(/\s+/g, ' ').trim();
+  return text.length <= limit ? text : `${text.slice(0, limit)}… (${text.length - limit} more characters)`;
+}

@@ -4,9 +4,9 @@ import { INITIALIZE, isRequest } from '../../machines/connection/messages.js';
 import { formatStack, McpTransportError, MessageTooLargeError, ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
 import { cut, isResponse, messageTooDeep, nestsTooDeep, sessionIdProblem, validateMessage } from '../schema.js';
 import { HttpClient, redirectTarget, RequestControl, type Exchange, type HttpResponse, type RequestSpec } from './client.js';
+import { parseChallenge } from './challenge.js';
 import { bodyHeaders, mediaType } from './headers.js';
-import { bodyOf, decodeUtf8, discardBody, errorBodyText, readBounded } from './body.js';
-import type { RefusalKit } from './refusal.js';
+import { bodyOf, bodySummary, decodeUtf8, discardBody, errorBodyText, readBounded } from './body.js';
 
 export interface ExchangeOptions {
   strict: boolean;
@@ -53,18 +53,40 @@ async function send(http: HttpClient, spec: RequestSpec): Promise<Exchange> {
   }
 }
 
-/** What the refusal reading (./refusal.ts) uses of this code: handed over, never imported by it. */
-const refusalKit: RefusalKit = { StreamableHTTPError, ProtocolError, cut, validateMessage, nestsTooDeep, redirectTarget, mediaType };
-let refusalModule: Promise<typeof import('./refusal.js')> | undefined;
-
 /**
- * A refusal (a non-2xx answer): its body (P12: bounded) and the code that reads it, loaded with
- * the first refusal while the body is read, so a page loads none of it while every answer is a
- * success (measured: ~1 KiB gzip off the browser bundle).
+ * P11: a 400 whose JSON-RPC error message speaks of the session ("Bad Request: No valid session
+ * ID provided", as older SDK example servers answer an unknown session instead of 404).
  */
-async function readRefusal(response: HttpResponse): Promise<{ body: string; refusal: typeof import('./refusal.js') }> {
-  const [body, refusal] = await Promise.all([errorBodyText(response), (refusalModule ??= import('./refusal.js'))]);
-  return { body, refusal };
+function complainsOfSession(body: string): boolean {
+  if (!/session/i.test(body)) return false;
+  try {
+    const value: unknown = JSON.parse(body);
+    if (typeof value !== 'object' || value === null || !('error' in value)) return false;
+    const { error } = value;
+    return (
+      typeof error === 'object' &&
+      error !== null &&
+      'message' in error &&
+      typeof error.message === 'string' &&
+      /session/i.test(error.message)
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** P8, P11: does this refusal of a request that carried `sessionId` say the session is gone? */
+function sessionGone(status: number, body: string, sessionId: string | undefined, sink: MessageSink, what: string): boolean {
+  if (sessionId === undefined) return false;
+  if (status === 404) return true;
+  if (status !== 400 || !complainsOfSession(body)) return false;
+  sink.warn(
+    new ProtocolError(
+      `${what} answered HTTP 400 "${cut(body, 200)}" for an unknown session; the MCP specification asks for 404 (this server copies an older SDK example); treating the session as expired`,
+    ),
+    'P11',
+  );
+  return true;
 }
 
 /** Done with a response: an unread body is cancelled (cheap, and frees the connection), then the request unlinked. */
@@ -88,6 +110,49 @@ function responseSessionId(response: HttpResponse, initializing: boolean, sink: 
     new ProtocolError(`server sent an invalid session ID on a later response (${reason}); ignoring it, keeping the established one`),
     'H7-invalid',
   );
+  return undefined;
+}
+
+function statusError(exchange: Exchange, what: string, body: string, sessionMissing: boolean, url: URL): StreamableHTTPError {
+  const { response } = exchange;
+  const { status, statusText } = response;
+  const target = redirectTarget(response, url);
+  let reason = sessionMissing ? 'session not found' : statusText || 'error';
+  if (target !== undefined) {
+    target.username = target.password = target.search = target.hash = '';
+    reason = `redirect to ${target.href} not followed (redirectPolicy: 'same-origin')`;
+  } else if (response.type === 'opaqueredirect') {
+    reason = 'redirect not followed: this runtime does not expose its target';
+  }
+  const challenge = status === 401 || status === 403 ? parseChallenge(response.headers.get('www-authenticate')) : undefined;
+  // U11: one line: the status, the content type, the body's first 200 characters (a page's text), and on a 404 or 405 a hint at the path.
+  const type = mediaType(response.headers.get('content-type'));
+  const summary = body ? `${type === '' ? '' : ` (${type})`}: ${bodySummary(body, type)}` : '';
+  const wrongPath = !sessionMissing && (status === 404 || status === 405) && !type.includes('json') && !/\/mcp\/?$/.test(url.pathname);
+  const hint = wrongPath ? '; is this the MCP endpoint? (MCP endpoints usually end in /mcp)' : '';
+  return new StreamableHTTPError(`${what}: HTTP ${status} ${reason}${summary}${hint}`, {
+    status,
+    statusText,
+    body: cut(body),
+    contentType: type,
+    sessionMissing,
+    challenge,
+  });
+}
+
+/** P7: a JSON-RPC error for one of the POST's requests, carried by a non-2xx response. */
+function errorResponseFor(body: string, requestIds: PostRequestInput['requestIds']): JSONRPCResponse | undefined {
+  if (requestIds.length === 0 || body === '') return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  const checked = validateMessage(value);
+  if (!checked.ok || nestsTooDeep(value, body.length)) return undefined;
+  const message = checked.message;
+  if ('error' in message && message.id != null && requestIds.includes(message.id)) return message;
   return undefined;
 }
 
@@ -126,13 +191,13 @@ export async function postMessage(
   let handedOff = false;
   try {
     if (!response.ok) {
-      const { body, refusal } = await readRefusal(response);
-      const sessionMissing = refusal.sessionGone(refusalKit, response.status, body, input.sessionId, sink, 'POST');
+      const body = await errorBodyText(response);
+      const sessionMissing = sessionGone(response.status, body, input.sessionId, sink, 'POST');
       if (!sessionMissing) {
-        const answer = refusal.errorResponseFor(refusalKit, body, input.requestIds);
+        const answer = errorResponseFor(body, input.requestIds);
         if (answer !== undefined) return { kind: 'json', sessionId: undefined, response: answer };
       }
-      throw refusal.statusError(refusalKit, exchange, 'POST', body, sessionMissing, http.url);
+      throw statusError(exchange, 'POST', body, sessionMissing, http.url);
     }
     const sessionId = responseSessionId(response, isRequest(input.message, INITIALIZE), sink);
     const type = mediaType(response.headers.get('content-type'));
@@ -177,8 +242,7 @@ async function postLegacy(http: HttpClient, input: PostRequestInput, signal: Abo
   });
   try {
     if (!exchange.response.ok) {
-      const { body, refusal } = await readRefusal(exchange.response);
-      throw refusal.statusError(refusalKit, exchange, 'POST (legacy)', body, false, http.url);
+      throw statusError(exchange, 'POST (legacy)', await errorBodyText(exchange.response), false, http.url);
     }
     return { kind: 'accepted', sessionId: undefined };
   } finally {
@@ -280,20 +344,15 @@ export async function openEventStream(
   try {
     // G2: a 405 needs no reading: its body is cancelled.
     if (response.status === 405) return { kind: 'unsupported', status: 405, warning: undefined };
-    if (response.ok) {
-      const warning = new ProtocolError(
-        `GET stream answered with ${type ? `content type "${type}"` : 'no content type'}; no server stream`,
-      );
-      sink.warn(warning);
-      return { kind: 'unsupported', status: response.status, warning };
+    const body = response.ok ? '' : await errorBodyText(response);
+    if (spec.established && sessionGone(response.status, body, spec.sessionId, sink, 'GET')) {
+      throw statusError(exchange, 'GET', body, true, http.url);
     }
-    const { body, refusal } = await readRefusal(response);
-    if (spec.established && refusal.sessionGone(refusalKit, response.status, body, spec.sessionId, sink, 'GET')) {
-      throw refusal.statusError(refusalKit, exchange, 'GET', body, true, http.url);
-    }
-    if (response.status === 429 || response.status >= 500) throw refusal.statusError(refusalKit, exchange, 'GET', body, false, http.url);
-    if (response.status === 401 && spec.authorization) throw refusal.statusError(refusalKit, exchange, 'GET', body, false, http.url);
-    const warning = refusal.statusError(refusalKit, exchange, 'GET stream refused', body, false, http.url);
+    if (response.status === 429 || response.status >= 500) throw statusError(exchange, 'GET', body, false, http.url);
+    if (response.status === 401 && spec.authorization) throw statusError(exchange, 'GET', body, false, http.url);
+    const warning = response.ok
+      ? new ProtocolError(`GET stream answered with ${type ? `content type "${type}"` : 'no content type'}; no server stream`)
+      : statusError(exchange, 'GET stream refused', body, false, http.url);
     sink.warn(warning);
     return { kind: 'unsupported', status: response.status, warning };
   } finally {

@@ -1,6 +1,6 @@
 /** What went wrong, as a message for people and an exit code for scripts. */
 import { ProtocolError, StreamableHTTPError } from '../../../machines/errors.js';
-import { bodySummary } from '../../http/refusal.js';
+import { bodySummary } from '../../http/body.js';
 import { UsageError } from './args.js';
 import { RpcError } from './session.js';
 
