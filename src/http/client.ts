@@ -66,12 +66,14 @@ export class RequestControl {
     listener?.();
   }
 
-  /** The one listener (the Node client's request); replaces any earlier one. Returns its remover. */
-  onAbort(listener: () => void): () => void {
+  /** The one listener (the Node client's request); replaces any earlier one. */
+  onAbort(listener: () => void): void {
     this.listener = listener;
-    return () => {
-      if (this.listener === listener) this.listener = undefined;
-    };
+  }
+
+  /** Removes `listener` if it is still the one set (no remover closure per request: a held stream would keep it). */
+  offAbort(listener: () => void): void {
+    if (this.listener === listener) this.listener = undefined;
   }
 }
 

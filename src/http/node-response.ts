@@ -79,8 +79,10 @@ function decodedBody(res: IncomingMessage, method: string, zlib: typeof Zlib | u
 export interface AbortSource {
   readonly aborted: boolean;
   readonly reason: unknown;
-  /** The one listener; returns its remover. */
-  onAbort(listener: () => void): () => void;
+  /** Sets the one listener. */
+  onAbort(listener: () => void): void;
+  /** Removes `listener` if it is still the one set. */
+  offAbort(listener: () => void): void;
 }
 
 /** An AbortSignal as an AbortSource (a request made without a RequestControl). */
@@ -96,9 +98,9 @@ export function signalSource(signal: AbortSignal | null | undefined): AbortSourc
     },
     onAbort(listener) {
       source.addEventListener('abort', listener, { once: true });
-      return () => {
-        source.removeEventListener('abort', listener);
-      };
+    },
+    offAbort(listener) {
+      source.removeEventListener('abort', listener);
     },
   };
 }
