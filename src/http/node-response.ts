@@ -118,6 +118,27 @@ function terminated(cause: unknown): TypeError {
 
 const ignore = (): void => undefined;
 
+/**
+ * An answer's headers as fetch's `Headers` reads them, from `rawHeaders`: one object, its methods
+ * on the prototype (two closures and an object per answer otherwise, kept by a held stream).
+ */
+class RawHeaders {
+  constructor(private readonly raw: readonly string[]) {}
+
+  get(name: string): string | null {
+    return rawHeader(this.raw, name);
+  }
+
+  getSetCookie(): string[] {
+    const raw = this.raw;
+    const fields: string[] = [];
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      if (raw[i]?.length === 10 && raw[i]?.toLowerCase() === 'set-cookie') fields.push(raw[i + 1] ?? '');
+    }
+    return fields;
+  }
+}
+
 export class NodeResponse implements HttpResponse, ChunkSource {
   readonly type = 'basic';
   readonly status: number;
@@ -138,19 +159,7 @@ export class NodeResponse implements HttpResponse, ChunkSource {
     // A socket that dies under a body nobody reads yet must not become an uncaught 'error'.
     res.on('error', ignore);
     if (source !== res) source.on('error', ignore);
-    const raw = res.rawHeaders;
-    this.headers = {
-      get(name: string): string | null {
-        return rawHeader(raw, name);
-      },
-      getSetCookie(): string[] {
-        const fields: string[] = [];
-        for (let i = 0; i + 1 < raw.length; i += 2) {
-          if (raw[i]?.length === 10 && raw[i]?.toLowerCase() === 'set-cookie') fields.push(raw[i + 1] ?? '');
-        }
-        return fields;
-      },
-    };
+    this.headers = new RawHeaders(res.rawHeaders);
   }
 
   /** The body chunk by chunk, as it arrives: what the transport reads (no web stream per answer: bench/README.md, "Code shapes"). */
