@@ -1,10 +1,10 @@
-import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import type { ChunkReader, MessageSink, StreamEnd } from '../../machines/types.js';
 import type { ReadStreamInput, StreamReaderCommand, StreamReaderEvent } from '../../machines/post-stream.js';
 import { clampRetry } from '../../machines/backoff.js';
 import { cancelledRequestId } from '../../machines/connection/messages.js';
 import { formatStack, MessageTooLargeError, ProtocolError, StreamIdleError, toError } from '../../machines/errors.js';
 import { readChunks } from '../http/body.js';
+import { EventStreamParser, type ParsedEvent, type ParserHandler } from './parser.js';
 import { answersOneOf, cut, isJsonRpcMessage, isResponse, lastMessageProblem, messageTooDeep, nestsTooDeep } from '../schema.js';
 
 export interface ReaderOptions extends ReadStreamInput {
@@ -58,11 +58,11 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
 }
 
 /**
- * One object per stream, its own chunk reader and the chart's `StreamReader`: methods on the
- * prototype, not a dozen closures over one context, which a held stream kept (about 0.7 KiB per
- * stream: bench/README.md, "Code shapes"). Only the parser's three callbacks are closures.
+ * One object per stream, its own chunk reader, its parser's handler and the chart's
+ * `StreamReader`: methods on the prototype, not closures over one context, which a held stream
+ * kept (bench/README.md, "Code shapes").
  */
-class EventStreamReader implements StreamReader, ChunkReader {
+class EventStreamReader implements StreamReader, ChunkReader, ParserHandler {
   private readonly decoder = new TextDecoder();
   private lastEventId: string | undefined;
   private progressed = false;
@@ -83,7 +83,7 @@ class EventStreamReader implements StreamReader, ChunkReader {
   private bodyDone = false;
   /** P4: the grace running after stop(): bytes still allowed, and its timer. */
   private grace: { bytes: number; timer: ReturnType<typeof setTimeout> } | undefined = undefined;
-  private readonly parser: EventSourceParser;
+  private readonly parser: EventStreamParser;
   private readonly reading: { cancel(): void };
 
   constructor(
@@ -91,17 +91,7 @@ class EventStreamReader implements StreamReader, ChunkReader {
     private readonly report: (event: StreamReaderEvent) => void,
   ) {
     this.lastEventId = options.lastEventId;
-    this.parser = createParser({
-      onEvent: (event) => {
-        this.onEvent(event);
-      },
-      onRetry: (ms) => {
-        this.retryMs = clampRetry(ms);
-      },
-      onComment: (comment) => {
-        this.pendingBytes = Math.max(this.pendingBytes - comment.length - 2, 0);
-      },
-    });
+    this.parser = new EventStreamParser(this);
     this.reading = readChunks(options.stream.body, this);
   }
 
@@ -135,7 +125,18 @@ class EventStreamReader implements StreamReader, ChunkReader {
     });
   }
 
-  private onEvent(event: EventSourceMessage): void {
+  /** ParserHandler: a `retry` field. */
+  onRetry(ms: number): void {
+    this.retryMs = clampRetry(ms);
+  }
+
+  /** ParserHandler: a comment line, which the parser drops (S5: it costs no memory). */
+  onComment(comment: string): void {
+    this.pendingBytes = Math.max(this.pendingBytes - comment.length - 2, 0);
+  }
+
+  /** ParserHandler: an event. */
+  onEvent(event: ParsedEvent): void {
     this.pendingBytes = 0;
     if (this.finished) return;
     const { options } = this;
@@ -227,7 +228,7 @@ class EventStreamReader implements StreamReader, ChunkReader {
     if (this.isFinished()) return;
     if (this.tooLarge(text)) {
       // The parser's partial event is dropped and the body cancelled: nothing refused is kept (P12).
-      this.parser.reset({ consume: false });
+      this.parser.reset();
       this.reading.cancel();
       const error = eventTooLarge(this.options.maxMessageBytes);
       this.options.sink.warn(error);
