@@ -248,6 +248,22 @@ export function nodeSend(options: SenderOptions, viaFetch: HttpSend): HttpSend {
   const tls = tlsFields(resolved.tls);
   const net: NetSettings = proxyFor === noProxy && tls === undefined ? direct : { proxyFor, tls };
   const explicit = resolved.proxy !== undefined || resolved.tls !== undefined;
+  if (net === direct && !explicit) {
+    // The common case: one sender for every transport with the same `viaFetch`, not two closures each.
+    let shared = directSends.get(viaFetch);
+    if (shared === undefined) {
+      shared = sender(viaFetch, direct, false);
+      directSends.set(viaFetch, shared);
+    }
+    return shared;
+  }
+  return sender(viaFetch, net, explicit);
+}
+
+/** The senders of direct transports with no proxy or tls of their own, by their `viaFetch`. */
+const directSends = new WeakMap<HttpSend, HttpSend>();
+
+function sender(viaFetch: HttpSend, net: NetSettings, explicit: boolean): HttpSend {
   // Other schemes go to fetch, which names them ("unknown scheme") as it always did.
   const fetchFor = (url: URL) => (url.protocol !== 'http:' && url.protocol !== 'https:') || (!explicit && hasCustomDispatcher());
   return (url, requestInit, control) => (fetchFor(url) ? viaFetch(url, requestInit, control) : nodeRequest(url, requestInit, control, net));
