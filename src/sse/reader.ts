@@ -63,7 +63,8 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
  * kept (bench/README.md, "Code shapes").
  */
 class EventStreamReader implements StreamReader, ChunkReader, ParserHandler {
-  private readonly decoder = new TextDecoder();
+  /** Made with the first chunk: a held stream that has received nothing keeps none. */
+  private decoder: TextDecoder | undefined = undefined;
   private lastEventId: string | undefined;
   private progressed = false;
   private retryMs: number | undefined = undefined;
@@ -223,7 +224,7 @@ class EventStreamReader implements StreamReader, ChunkReader, ParserHandler {
     }
     if (this.finished) return;
     this.active = true;
-    const text = this.decoder.decode(value, streaming);
+    const text = (this.decoder ??= new TextDecoder()).decode(value, streaming);
     this.parser.feed(text);
     if (this.isFinished()) return;
     if (this.tooLarge(text)) {
@@ -241,7 +242,7 @@ class EventStreamReader implements StreamReader, ChunkReader, ParserHandler {
     this.bodyDone = true;
     this.endGrace(false);
     if (this.finished) return;
-    this.parser.feed(this.decoder.decode());
+    this.parser.feed(this.decoder === undefined ? '' : this.decoder.decode());
     this.finish({ type: 'stream.ended', end: this.endOf(undefined) });
   }
 
