@@ -175,13 +175,7 @@ export class NodeResponse implements HttpResponse, ChunkSource {
       return { cancel: ignore };
     }
     this.bodyUsed = true;
-    const listening = this.listen(reader);
-    return {
-      cancel: () => {
-        // As the web stream's cancel.
-        if (listening.stop()) this.drainOrCut();
-      },
-    };
+    return new BodyListener(this, reader, this.res, this.source, this.signal);
   }
 
   discard(): void {
@@ -221,22 +215,28 @@ export class NodeResponse implements HttpResponse, ChunkSource {
 
   private webStream(): ReadableStream<Uint8Array> {
     const { source } = this;
-    let listening: { stop(): boolean } | undefined;
+    let listening: BodyListener | undefined;
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
-        listening = this.listen({
-          chunk: (chunk) => {
-            this.bodyUsed = true;
-            controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-            if ((controller.desiredSize ?? 1) <= 0) source.pause();
+        listening = new BodyListener(
+          this,
+          {
+            chunk: (chunk) => {
+              this.bodyUsed = true;
+              controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+              if ((controller.desiredSize ?? 1) <= 0) source.pause();
+            },
+            end: () => {
+              controller.close();
+            },
+            fail: (error) => {
+              controller.error(error);
+            },
           },
-          end: () => {
-            controller.close();
-          },
-          fail: (error) => {
-            controller.error(error);
-          },
-        });
+          this.res,
+          source,
+          this.signal,
+        );
         source.pause();
       },
       pull: () => {
@@ -250,46 +250,63 @@ export class NodeResponse implements HttpResponse, ChunkSource {
     });
   }
 
-  /**
-   * Hands the body to `to` as it arrives: each chunk, then its end or what cut it (the signal's
-   * reason once aborted, else fetch's TypeError('terminated')), once. `stop()` silences it and
-   * says whether it was still running.
-   */
-  private listen(to: ChunkReader): { stop(): boolean } {
-    const { res, source, signal } = this;
-    let done = false;
-    const fail = (error: unknown) => {
-      if (done) return;
-      done = true;
-      to.fail(signal.aborted ? abortReason(signal) : terminated(error));
-    };
+  /** A body received in full is drained, so its socket returns to the pool; one still arriving (a stream) is cut, as fetch does. */
+  drainOrCut(): void {
+    if (this.res.complete) this.source.resume();
+    else this.res.destroy();
+  }
+}
+
+/**
+ * Hands a body to `to` as it arrives: each chunk, then its end or what cut it (the signal's reason
+ * once aborted, else fetch's TypeError('terminated')), once. One object per read, which is also
+ * the handle `read()` returns: a held stream keeps it and its four listeners, not a closure per
+ * step and two handle objects (bench/README.md, "Code shapes").
+ */
+class BodyListener {
+  private done = false;
+
+  constructor(
+    private readonly response: NodeResponse,
+    private readonly to: ChunkReader,
+    res: IncomingMessage,
+    source: Readable,
+    private readonly signal: AbortSource,
+  ) {
     source.on('data', (chunk: Buffer) => {
-      if (!done) to.chunk(chunk);
+      if (!this.done) this.to.chunk(chunk);
     });
     // `on`, not `once`: `done` already makes each fire once, and a held stream keeps no once-wrapper
     // (its state object and bound function, ~0.2 KiB each: docs/benchmark.md, "Code shapes").
     source.on('end', () => {
-      if (done) return;
-      done = true;
-      to.end();
+      if (this.done) return;
+      this.done = true;
+      this.to.end();
     });
-    source.on('error', fail);
+    source.on('error', (error: unknown) => {
+      this.fail(error);
+    });
     res.on('aborted', () => {
-      fail(new Error('aborted'));
+      this.fail(new Error('aborted'));
     });
-    return {
-      stop: () => {
-        const running = !done;
-        done = true;
-        return running;
-      },
-    };
   }
 
-  /** A body received in full is drained, so its socket returns to the pool; one still arriving (a stream) is cut, as fetch does. */
-  private drainOrCut(): void {
-    if (this.res.complete) this.source.resume();
-    else this.res.destroy();
+  private fail(error: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.to.fail(this.signal.aborted ? abortReason(this.signal) : terminated(error));
+  }
+
+  /** Silences it; says whether it was still running. */
+  stop(): boolean {
+    const running = !this.done;
+    this.done = true;
+    return running;
+  }
+
+  /** As the web stream's cancel: a body still running is drained or cut. */
+  cancel(): void {
+    if (this.stop()) this.response.drainOrCut();
   }
 }
 
