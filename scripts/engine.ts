@@ -120,8 +120,12 @@ async function undiciSender(): Promise<HttpSend> {
             get reason(): unknown {
               return control.reason;
             },
-            on: (_: string, listener: () => void) => control.onAbort(listener),
-            once: (_: string, listener: () => void) => control.onAbort(listener),
+            on: (_: string, listener: () => void) => {
+              control.onAbort(listener);
+            },
+            once: (_: string, listener: () => void) => {
+              control.onAbort(listener);
+            },
             removeListener: () => undefined,
           };
     const headers = Object.assign({}, init.headers as Record<string, string> | undefined);

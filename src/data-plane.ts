@@ -61,7 +61,8 @@ interface DirectCall {
  * failure, cancellation), by its commands; a call it ended reports nothing more.
  */
 export class DataPlane implements DirectCalls {
-  private readonly calls = new Set<DirectCall>();
+  /** The calls in flight; dropped when the last one settles, so an idle session keeps no table (~0.1 KiB). */
+  private calls: Set<DirectCall> | undefined = undefined;
   /** The chart's gate: open while a state that allows direct calls is active (its entry and exit say so). */
   private open = false;
   /** W6: while the chart says `degraded`, every answer goes to the chart too: the first happy one ends it. */
@@ -102,7 +103,7 @@ export class DataPlane implements DirectCalls {
 
   /** Calls in flight (for tests and diagnostics). */
   get size(): number {
-    return this.calls.size;
+    return this.calls?.size ?? 0;
   }
 
   send(
@@ -123,7 +124,7 @@ export class DataPlane implements DirectCalls {
       reader: undefined,
       unlink: undefined,
     };
-    this.calls.add(call);
+    (this.calls ??= new Set()).add(call);
     if (requestSignal !== undefined) this.watch(call, requestSignal);
     void this.run(call);
   }
@@ -134,7 +135,7 @@ export class DataPlane implements DirectCalls {
    */
   private watch(call: DirectCall, requestSignal: AbortSignal): void {
     const abort = () => {
-      if (this.calls.has(call)) this.stop(call, new StreamEndedError('request aborted by its requestSignal'));
+      if (this.calls?.has(call) === true) this.stop(call, new StreamEndedError('request aborted by its requestSignal'));
     };
     if (requestSignal.aborted) {
       abort();
@@ -148,7 +149,9 @@ export class DataPlane implements DirectCalls {
 
   /** The call leaves the set; false when it had left already (ended by the chart or its caller). */
   private settle(call: DirectCall): boolean {
-    if (!this.calls.delete(call)) return false;
+    const calls = this.calls;
+    if (calls === undefined || !calls.delete(call)) return false;
+    if (calls.size === 0) this.calls = undefined;
     call.unlink?.();
     return true;
   }
@@ -158,16 +161,18 @@ export class DataPlane implements DirectCalls {
    * P10); no error given means the transport closed.
    */
   end(error: Error | undefined, answer: boolean): void {
-    if (this.calls.size === 0) return;
+    const calls = this.calls;
+    if (calls === undefined || calls.size === 0) return;
     const reason = error ?? new TransportClosedError('transport closed');
-    for (const call of [...this.calls]) {
+    for (const call of [...calls]) {
       this.stop(call, reason, answer);
     }
   }
 
   /** R8: the caller cancelled this request: its POST or stream stops now. */
   private cancel(requestId: JSONRPCId, error: Error): void {
-    for (const call of this.calls) if (call.requestIds.includes(requestId)) this.stop(call, error);
+    const calls = this.calls;
+    if (calls !== undefined) for (const call of calls) if (call.requestIds.includes(requestId)) this.stop(call, error);
   }
 
   private stop(call: DirectCall, error: Error, answer = false): void {
@@ -209,7 +214,7 @@ export class DataPlane implements DirectCalls {
       return;
     }
     if (attempt !== undefined) result = attempt.answered(result);
-    if (!this.calls.has(call)) {
+    if (this.calls?.has(call) !== true) {
       if (result.kind === 'sse') result.stream.release();
       return;
     }

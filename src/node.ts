@@ -13,12 +13,8 @@ registerSender((options, viaFetch) => {
   // N3: cookie affinity on Node, whichever client carries the requests (a browser keeps its own cookies).
   if (options.cookies === false) return { send };
   const jar = originCookieStore(options.endpoint);
-  return {
-    send: jar.wrap(send),
-    sessionEnded: () => {
-      jar.clear();
-    },
-  };
+  // The jar's own methods, bound: no closure over this function's context per transport.
+  return { send: jar.wrap(send), sessionEnded: jar.clear.bind(jar) };
 });
 
 export * from './index.js';

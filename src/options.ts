@@ -309,7 +309,7 @@ export function resolveChartOptions(
     maxRetries: given.maxRetries ?? defaultReconnection.maxRetries,
     jitter: given.jitter ?? defaultReconnection.jitter,
   };
-  return {
+  return sharedChartOptions({
     reconnection,
     standaloneStream: options.standaloneStream ?? true,
     terminateOnClose: options.terminateOnClose ?? true,
@@ -334,7 +334,37 @@ export function resolveChartOptions(
     random: Math.random,
     now: Date.now,
     watchNetwork,
-  };
+  });
+}
+
+/** The chart options last resolved: the next transport resolving the same values gets this object. */
+let lastChartOptions: ChartOptions | undefined;
+
+/**
+ * One object for every transport whose options resolve to the same values (most use the
+ * defaults): the chart only reads its options, and each chart's context keeps them for the
+ * transport's life (~0.3 KiB per transport: bench/README.md, "Code shapes").
+ */
+function sharedChartOptions(fresh: ChartOptions): ChartOptions {
+  const last = lastChartOptions;
+  if (last !== undefined && sameChartOptions(last, fresh)) return last;
+  lastChartOptions = fresh;
+  return fresh;
+}
+
+function sameChartOptions(a: ChartOptions, b: ChartOptions): boolean {
+  return sameFields(a, b, (key) => key === 'reconnection') && sameFields(a.reconnection, b.reconnection);
+}
+
+/** The same keys with the same values (`Object.is`), but those `skip` names. */
+function sameFields<T extends object>(a: T, b: T, skip?: (key: string) => boolean): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  for (const key of keys) {
+    if (skip?.(key) === true) continue;
+    if (!(key in b) || !Object.is((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false;
+  }
+  return true;
 }
 
 /** What the I/O actors need of the options. */

@@ -66,12 +66,14 @@ export class RequestControl {
     listener?.();
   }
 
-  /** The one listener (the Node client's request); replaces any earlier one. Returns its remover. */
-  onAbort(listener: () => void): () => void {
+  /** The one listener (the Node client's request); replaces any earlier one. */
+  onAbort(listener: () => void): void {
     this.listener = listener;
-    return () => {
-      if (this.listener === listener) this.listener = undefined;
-    };
+  }
+
+  /** Removes `listener` if it is still the one set (no remover closure per request: a held stream would keep it). */
+  offAbort(listener: () => void): void {
+    if (this.listener === listener) this.listener = undefined;
   }
 }
 
@@ -142,10 +144,15 @@ export function registerSender(factory: SenderFactory): void {
   nodeSender = factory;
 }
 
+/** The global fetch, looked up at each call (a spy or polyfill installed later is used). */
+const globalFetch: FetchLike = (input, requestInit) => fetch(input, requestInit);
+/** `globalFetch` as an HttpSend: one for every transport without a fetch of its own, not a closure each. */
+let globalViaFetch: HttpSend | undefined;
+
 /** The sender for a transport: the Node entry's when registered, else fetch (the caller's when given, H9). */
 export function chooseSender(options: SenderOptions): Sender & { fetch: FetchLike } {
-  const fetchFn: FetchLike = options.fetch ?? ((input, requestInit) => fetch(input, requestInit));
-  const viaFetch = fetchSender(fetchFn);
+  const fetchFn: FetchLike = options.fetch ?? globalFetch;
+  const viaFetch = options.fetch === undefined ? (globalViaFetch ??= fetchSender(globalFetch)) : fetchSender(fetchFn);
   if (nodeSender !== undefined) return { fetch: fetchFn, ...nodeSender(options, viaFetch) };
   // `proxy: false` (no proxy) is what fetch does anyway.
   if ((options.proxy !== undefined && options.proxy !== false) || options.tls !== undefined) {

@@ -7,7 +7,7 @@
  * (src/node.ts); a browser keeps its own cookies.
  */
 import type * as ToughCookie from 'tough-cookie';
-import type { HttpResponse, HttpSend } from './client.js';
+import type { HttpResponse, HttpSend, RequestControl } from './client.js';
 
 /** What the HTTP client needs of a jar. */
 export interface CookieStore {
@@ -28,10 +28,14 @@ async function loadToughCookie(): Promise<typeof ToughCookie> {
   return tough;
 }
 
+const missingSend: HttpSend = () => Promise.reject(new TypeError('cookie jar used before wrap()'));
+
 /** One transport's jar, for its endpoint's origin only. */
 class OriginCookies implements CookieStore {
   private jar: ToughCookie.CookieJar | undefined;
   private readonly origin: string;
+  /** The sender `wrap` was given. */
+  private inner: HttpSend = missingSend;
 
   constructor(endpoint: URL) {
     this.origin = endpoint.origin;
@@ -69,7 +73,13 @@ class OriginCookies implements CookieStore {
   }
 
   wrap(send: HttpSend): HttpSend {
-    return withCookies(send, this);
+    this.inner = send;
+    return this.send.bind(this);
+  }
+
+  /** What `wrap` returns, bound: `send` with this jar (the jar is the sender, not a closure per transport). */
+  private send(url: URL, init: RequestInit, control?: RequestControl): Promise<HttpResponse> {
+    return withCookies(this.inner, this, url, init, control);
   }
 }
 
@@ -83,23 +93,27 @@ export function originCookieStore(endpoint: URL): CookieStore {
  * cookies for its URL after the caller's own, and each response's `Set-Cookie` is kept before
  * the response is handed on, so the next request carries it.
  */
-function withCookies(send: HttpSend, jar: CookieStore): HttpSend {
-  return (url, init, control) => {
-    const cookie = jar.header(url);
-    let sent = init;
-    if (cookie !== undefined) {
-      // Copies: a followed redirect is sent with the same init, and must not carry the cookies twice.
-      const headers: Record<string, string> = Object.assign({}, init.headers as Record<string, string> | undefined);
-      const own = headers.cookie;
-      headers.cookie = own === undefined || own === '' ? cookie : `${own}; ${cookie}`;
-      sent = Object.assign({}, init);
-      sent.headers = headers;
-    }
-    return send(url, sent, control).then((response) => {
-      const kept = jar.keep(url, setCookiesOf(response));
-      return kept === undefined ? response : kept.then(() => response);
-    });
-  };
+function withCookies(
+  send: HttpSend,
+  jar: CookieStore,
+  url: URL,
+  init: RequestInit,
+  control: RequestControl | undefined,
+): Promise<HttpResponse> {
+  const cookie = jar.header(url);
+  let sent = init;
+  if (cookie !== undefined) {
+    // Copies: a followed redirect is sent with the same init, and must not carry the cookies twice.
+    const headers: Record<string, string> = Object.assign({}, init.headers as Record<string, string> | undefined);
+    const own = headers.cookie;
+    headers.cookie = own === undefined || own === '' ? cookie : `${own}; ${cookie}`;
+    sent = Object.assign({}, init);
+    sent.headers = headers;
+  }
+  return send(url, sent, control).then((response) => {
+    const kept = jar.keep(url, setCookiesOf(response));
+    return kept === undefined ? response : kept.then(() => response);
+  });
 }
 
 /** Each `Set-Cookie` field of a response: from `getSetCookie()` when the response has it, else split from the joined value. */

@@ -79,8 +79,10 @@ function decodedBody(res: IncomingMessage, method: string, zlib: typeof Zlib | u
 export interface AbortSource {
   readonly aborted: boolean;
   readonly reason: unknown;
-  /** The one listener; returns its remover. */
-  onAbort(listener: () => void): () => void;
+  /** Sets the one listener. */
+  onAbort(listener: () => void): void;
+  /** Removes `listener` if it is still the one set. */
+  offAbort(listener: () => void): void;
 }
 
 /** An AbortSignal as an AbortSource (a request made without a RequestControl). */
@@ -96,9 +98,9 @@ export function signalSource(signal: AbortSignal | null | undefined): AbortSourc
     },
     onAbort(listener) {
       source.addEventListener('abort', listener, { once: true });
-      return () => {
-        source.removeEventListener('abort', listener);
-      };
+    },
+    offAbort(listener) {
+      source.removeEventListener('abort', listener);
     },
   };
 }
@@ -115,6 +117,27 @@ function terminated(cause: unknown): TypeError {
 }
 
 const ignore = (): void => undefined;
+
+/**
+ * An answer's headers as fetch's `Headers` reads them, from `rawHeaders`: one object, its methods
+ * on the prototype (two closures and an object per answer otherwise, kept by a held stream).
+ */
+class RawHeaders {
+  constructor(private readonly raw: readonly string[]) {}
+
+  get(name: string): string | null {
+    return rawHeader(this.raw, name);
+  }
+
+  getSetCookie(): string[] {
+    const raw = this.raw;
+    const fields: string[] = [];
+    for (let i = 0; i + 1 < raw.length; i += 2) {
+      if (raw[i]?.length === 10 && raw[i]?.toLowerCase() === 'set-cookie') fields.push(raw[i + 1] ?? '');
+    }
+    return fields;
+  }
+}
 
 export class NodeResponse implements HttpResponse, ChunkSource {
   readonly type = 'basic';
@@ -136,19 +159,7 @@ export class NodeResponse implements HttpResponse, ChunkSource {
     // A socket that dies under a body nobody reads yet must not become an uncaught 'error'.
     res.on('error', ignore);
     if (source !== res) source.on('error', ignore);
-    const raw = res.rawHeaders;
-    this.headers = {
-      get(name: string): string | null {
-        return rawHeader(raw, name);
-      },
-      getSetCookie(): string[] {
-        const fields: string[] = [];
-        for (let i = 0; i + 1 < raw.length; i += 2) {
-          if (raw[i]?.length === 10 && raw[i]?.toLowerCase() === 'set-cookie') fields.push(raw[i + 1] ?? '');
-        }
-        return fields;
-      },
-    };
+    this.headers = new RawHeaders(res.rawHeaders);
   }
 
   /** The body chunk by chunk, as it arrives: what the transport reads (no web stream per answer: bench/README.md, "Code shapes"). */
@@ -164,13 +175,7 @@ export class NodeResponse implements HttpResponse, ChunkSource {
       return { cancel: ignore };
     }
     this.bodyUsed = true;
-    const listening = this.listen(reader);
-    return {
-      cancel: () => {
-        // As the web stream's cancel.
-        if (listening.stop()) this.drainOrCut();
-      },
-    };
+    return new BodyListener(this, reader, this.res, this.source, this.signal);
   }
 
   discard(): void {
@@ -210,22 +215,28 @@ export class NodeResponse implements HttpResponse, ChunkSource {
 
   private webStream(): ReadableStream<Uint8Array> {
     const { source } = this;
-    let listening: { stop(): boolean } | undefined;
+    let listening: BodyListener | undefined;
     return new ReadableStream<Uint8Array>({
       start: (controller) => {
-        listening = this.listen({
-          chunk: (chunk) => {
-            this.bodyUsed = true;
-            controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-            if ((controller.desiredSize ?? 1) <= 0) source.pause();
+        listening = new BodyListener(
+          this,
+          {
+            chunk: (chunk) => {
+              this.bodyUsed = true;
+              controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+              if ((controller.desiredSize ?? 1) <= 0) source.pause();
+            },
+            end: () => {
+              controller.close();
+            },
+            fail: (error) => {
+              controller.error(error);
+            },
           },
-          end: () => {
-            controller.close();
-          },
-          fail: (error) => {
-            controller.error(error);
-          },
-        });
+          this.res,
+          source,
+          this.signal,
+        );
         source.pause();
       },
       pull: () => {
@@ -239,46 +250,63 @@ export class NodeResponse implements HttpResponse, ChunkSource {
     });
   }
 
-  /**
-   * Hands the body to `to` as it arrives: each chunk, then its end or what cut it (the signal's
-   * reason once aborted, else fetch's TypeError('terminated')), once. `stop()` silences it and
-   * says whether it was still running.
-   */
-  private listen(to: ChunkReader): { stop(): boolean } {
-    const { res, source, signal } = this;
-    let done = false;
-    const fail = (error: unknown) => {
-      if (done) return;
-      done = true;
-      to.fail(signal.aborted ? abortReason(signal) : terminated(error));
-    };
+  /** A body received in full is drained, so its socket returns to the pool; one still arriving (a stream) is cut, as fetch does. */
+  drainOrCut(): void {
+    if (this.res.complete) this.source.resume();
+    else this.res.destroy();
+  }
+}
+
+/**
+ * Hands a body to `to` as it arrives: each chunk, then its end or what cut it (the signal's reason
+ * once aborted, else fetch's TypeError('terminated')), once. One object per read, which is also
+ * the handle `read()` returns: a held stream keeps it and its four listeners, not a closure per
+ * step and two handle objects (bench/README.md, "Code shapes").
+ */
+class BodyListener {
+  private done = false;
+
+  constructor(
+    private readonly response: NodeResponse,
+    private readonly to: ChunkReader,
+    res: IncomingMessage,
+    source: Readable,
+    private readonly signal: AbortSource,
+  ) {
     source.on('data', (chunk: Buffer) => {
-      if (!done) to.chunk(chunk);
+      if (!this.done) this.to.chunk(chunk);
     });
     // `on`, not `once`: `done` already makes each fire once, and a held stream keeps no once-wrapper
     // (its state object and bound function, ~0.2 KiB each: docs/benchmark.md, "Code shapes").
     source.on('end', () => {
-      if (done) return;
-      done = true;
-      to.end();
+      if (this.done) return;
+      this.done = true;
+      this.to.end();
     });
-    source.on('error', fail);
+    source.on('error', (error: unknown) => {
+      this.fail(error);
+    });
     res.on('aborted', () => {
-      fail(new Error('aborted'));
+      this.fail(new Error('aborted'));
     });
-    return {
-      stop: () => {
-        const running = !done;
-        done = true;
-        return running;
-      },
-    };
   }
 
-  /** A body received in full is drained, so its socket returns to the pool; one still arriving (a stream) is cut, as fetch does. */
-  private drainOrCut(): void {
-    if (this.res.complete) this.source.resume();
-    else this.res.destroy();
+  private fail(error: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.to.fail(this.signal.aborted ? abortReason(this.signal) : terminated(error));
+  }
+
+  /** Silences it; says whether it was still running. */
+  stop(): boolean {
+    const running = !this.done;
+    this.done = true;
+    return running;
+  }
+
+  /** As the web stream's cancel: a body still running is drained or cut. */
+  cancel(): void {
+    if (this.stop()) this.response.drainOrCut();
   }
 }
 

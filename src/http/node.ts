@@ -101,6 +101,33 @@ function honours(init: RequestInit): boolean {
   }
   return true;
 }
+/** Methods Node sends without a chunked body by default (`_http_client.js`). */
+const unchunked = new Set(['GET', 'HEAD', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
+
+/**
+ * H11: a direct request's headers as the flat list `[name, value, …]` Node writes as given, with
+ * the `Host` Node would add (the URL's host: the port only when not the scheme's default, IPv6 in
+ * brackets), or undefined where the record must go to Node instead. Given a record, Node copies it
+ * into a header dictionary of its own (null-prototype, in dictionary mode) that a held stream keeps
+ * for its life: about 0.9 KiB per held session (docs/benchmark.md, "Heap per held session"). The
+ * list is written at once, so it is only for what Node writes the same either way: lower-case
+ * names (Node's dictionary merges names that differ in case), no `host` of the caller's (which
+ * also names the TLS server), and a body of known length or a method Node sends unchunked (an
+ * unknown length is chunked only when Node writes the head at `end()`). A proxy agent sets headers
+ * after this (the http proxy's `Proxy-Authorization` and absolute path) and URL credentials become
+ * Node's `Authorization`: both need the record, and the caller leaves those with it.
+ */
+function headerList(url: URL, method: string, sized: boolean, headers: Record<string, string>): string[] | undefined {
+  if (!sized && !unchunked.has(method)) return undefined;
+  const list = ['Host', url.host];
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || name === 'host' || name !== name.toLowerCase()) return undefined;
+    list.push(name, value);
+  }
+  return list;
+}
+
 /**
  * One request over the shared keep-alive agent (or the agent of its proxy, N1), answered as fetch
  * would answer it.
@@ -120,18 +147,17 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
   const body = typeof init.body === 'string' ? Buffer.from(init.body) : undefined;
   if (body !== undefined) headers['content-length'] = String(body.length);
   const transport = url.protocol === 'https:' && https !== undefined ? https : http;
+  const userinfo = url.username !== '' || url.password !== '';
   const options: http.RequestOptions = {
     protocol: url.protocol,
     hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
     port: url.port,
     path: url.pathname + url.search,
     method,
-    headers,
+    headers: proxy === undefined && !userinfo ? (headerList(url, method, body !== undefined, headers) ?? headers) : headers,
     agent:
       proxy !== undefined ? proxyAgent(proxy, url.protocol, keepAlive) : url.protocol === 'https:' ? agents['https:'] : agents['http:'],
-    ...(url.username !== '' || url.password !== ''
-      ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` }
-      : {}),
+    ...(userinfo ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` } : {}),
   };
   // N2: the https agent (or the proxy's, through its tunnel) hands these to tls.connect; sockets are pooled by them.
   if (net.tls !== undefined && url.protocol === 'https:') Object.assign(options, net.tls);
@@ -142,20 +168,39 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
     }
     // No retry on a reset, as fetch: the server may have received the POST.
     const req = transport.request(options);
-    const unlisten = signal.onAbort(() => {
-      req.destroy(abortReason(signal));
-      reject(abortReason(signal));
-    });
-    req.on('error', (error) => {
-      unlisten();
-      reject(signal.aborted ? abortReason(signal) : new TypeError('fetch failed', { cause: error }));
-    });
-    req.once('response', (res) => {
-      res.once('close', unlisten);
-      // The first compressed answer waits for zlib to load (a promise, adopted by resolve).
-      resolve(nodeResponse(res, method, signal));
-    });
+    answer(req, method, signal, resolve, reject);
     req.end(body);
+  });
+}
+
+/**
+ * Settles a request's promise with its answer, its failure or its abort. The listeners are made
+ * here, not in `nodeRequest`: a held stream keeps them, and with them only what they use, not the
+ * request's options, init and headers (~0.4 KiB per held stream: bench/README.md, "Code shapes").
+ */
+function answer(
+  req: http.ClientRequest,
+  method: string,
+  signal: AbortSource,
+  resolve: (response: HttpResponse | Promise<HttpResponse>) => void,
+  reject: (reason: unknown) => void,
+): void {
+  const onAbort = () => {
+    req.destroy(abortReason(signal));
+    reject(abortReason(signal));
+  };
+  signal.onAbort(onAbort);
+  req.on('error', (error) => {
+    signal.offAbort(onAbort);
+    reject(signal.aborted ? abortReason(signal) : new TypeError('fetch failed', { cause: error }));
+  });
+  req.once('response', (res) => {
+    // `on`, not `once`: 'close' comes once, and a held stream keeps no once-wrapper.
+    res.on('close', () => {
+      signal.offAbort(onAbort);
+    });
+    // The first compressed answer waits for zlib to load (a promise, adopted by resolve).
+    resolve(nodeResponse(res, method, signal));
   });
 }
 
@@ -203,6 +248,22 @@ export function nodeSend(options: SenderOptions, viaFetch: HttpSend): HttpSend {
   const tls = tlsFields(resolved.tls);
   const net: NetSettings = proxyFor === noProxy && tls === undefined ? direct : { proxyFor, tls };
   const explicit = resolved.proxy !== undefined || resolved.tls !== undefined;
+  if (net === direct && !explicit) {
+    // The common case: one sender for every transport with the same `viaFetch`, not two closures each.
+    let shared = directSends.get(viaFetch);
+    if (shared === undefined) {
+      shared = sender(viaFetch, direct, false);
+      directSends.set(viaFetch, shared);
+    }
+    return shared;
+  }
+  return sender(viaFetch, net, explicit);
+}
+
+/** The senders of direct transports with no proxy or tls of their own, by their `viaFetch`. */
+const directSends = new WeakMap<HttpSend, HttpSend>();
+
+function sender(viaFetch: HttpSend, net: NetSettings, explicit: boolean): HttpSend {
   // Other schemes go to fetch, which names them ("unknown scheme") as it always did.
   const fetchFor = (url: URL) => (url.protocol !== 'http:' && url.protocol !== 'https:') || (!explicit && hasCustomDispatcher());
   return (url, requestInit, control) => (fetchFor(url) ? viaFetch(url, requestInit, control) : nodeRequest(url, requestInit, control, net));

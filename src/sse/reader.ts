@@ -1,10 +1,10 @@
-import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser';
 import type { ChunkReader, MessageSink, StreamEnd } from '../../machines/types.js';
 import type { ReadStreamInput, StreamReaderCommand, StreamReaderEvent } from '../../machines/post-stream.js';
 import { clampRetry } from '../../machines/backoff.js';
 import { cancelledRequestId } from '../../machines/connection/messages.js';
 import { formatStack, MessageTooLargeError, ProtocolError, StreamIdleError, toError } from '../../machines/errors.js';
 import { readChunks } from '../http/body.js';
+import { EventStreamParser, type ParsedEvent, type ParserHandler } from './parser.js';
 import { answersOneOf, cut, isJsonRpcMessage, isResponse, lastMessageProblem, messageTooDeep, nestsTooDeep } from '../schema.js';
 
 export interface ReaderOptions extends ReadStreamInput {
@@ -58,12 +58,13 @@ export function readEventStream(options: ReaderOptions, report: (event: StreamRe
 }
 
 /**
- * One object per stream, its own chunk reader and the chart's `StreamReader`: methods on the
- * prototype, not a dozen closures over one context, which a held stream kept (about 0.7 KiB per
- * stream: bench/README.md, "Code shapes"). Only the parser's three callbacks are closures.
+ * One object per stream, its own chunk reader, its parser's handler and the chart's
+ * `StreamReader`: methods on the prototype, not closures over one context, which a held stream
+ * kept (bench/README.md, "Code shapes").
  */
-class EventStreamReader implements StreamReader, ChunkReader {
-  private readonly decoder = new TextDecoder();
+class EventStreamReader implements StreamReader, ChunkReader, ParserHandler {
+  /** Made with the first chunk: a held stream that has received nothing keeps none. */
+  private decoder: TextDecoder | undefined = undefined;
   private lastEventId: string | undefined;
   private progressed = false;
   private retryMs: number | undefined = undefined;
@@ -83,7 +84,7 @@ class EventStreamReader implements StreamReader, ChunkReader {
   private bodyDone = false;
   /** P4: the grace running after stop(): bytes still allowed, and its timer. */
   private grace: { bytes: number; timer: ReturnType<typeof setTimeout> } | undefined = undefined;
-  private readonly parser: EventSourceParser;
+  private readonly parser: EventStreamParser;
   private readonly reading: { cancel(): void };
 
   constructor(
@@ -91,17 +92,7 @@ class EventStreamReader implements StreamReader, ChunkReader {
     private readonly report: (event: StreamReaderEvent) => void,
   ) {
     this.lastEventId = options.lastEventId;
-    this.parser = createParser({
-      onEvent: (event) => {
-        this.onEvent(event);
-      },
-      onRetry: (ms) => {
-        this.retryMs = clampRetry(ms);
-      },
-      onComment: (comment) => {
-        this.pendingBytes = Math.max(this.pendingBytes - comment.length - 2, 0);
-      },
-    });
+    this.parser = new EventStreamParser(this);
     this.reading = readChunks(options.stream.body, this);
   }
 
@@ -135,7 +126,18 @@ class EventStreamReader implements StreamReader, ChunkReader {
     });
   }
 
-  private onEvent(event: EventSourceMessage): void {
+  /** ParserHandler: a `retry` field. */
+  onRetry(ms: number): void {
+    this.retryMs = clampRetry(ms);
+  }
+
+  /** ParserHandler: a comment line, which the parser drops (S5: it costs no memory). */
+  onComment(comment: string): void {
+    this.pendingBytes = Math.max(this.pendingBytes - comment.length - 2, 0);
+  }
+
+  /** ParserHandler: an event. */
+  onEvent(event: ParsedEvent): void {
     this.pendingBytes = 0;
     if (this.finished) return;
     const { options } = this;
@@ -222,12 +224,12 @@ class EventStreamReader implements StreamReader, ChunkReader {
     }
     if (this.finished) return;
     this.active = true;
-    const text = this.decoder.decode(value, streaming);
+    const text = (this.decoder ??= new TextDecoder()).decode(value, streaming);
     this.parser.feed(text);
     if (this.isFinished()) return;
     if (this.tooLarge(text)) {
       // The parser's partial event is dropped and the body cancelled: nothing refused is kept (P12).
-      this.parser.reset({ consume: false });
+      this.parser.reset();
       this.reading.cancel();
       const error = eventTooLarge(this.options.maxMessageBytes);
       this.options.sink.warn(error);
@@ -240,7 +242,7 @@ class EventStreamReader implements StreamReader, ChunkReader {
     this.bodyDone = true;
     this.endGrace(false);
     if (this.finished) return;
-    this.parser.feed(this.decoder.decode());
+    this.parser.feed(this.decoder === undefined ? '' : this.decoder.decode());
     this.finish({ type: 'stream.ended', end: this.endOf(undefined) });
   }
 

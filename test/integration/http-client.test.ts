@@ -106,6 +106,16 @@ describe('H11: the HTTP client', () => {
     }
   });
 
+  it(`H11: a Host header of the caller (requestInit) ${client === 'node' ? "is sent instead of the URL's, as node:http sends it" : "is not sent: fetch sends the URL's"}`, async () => {
+    const server = await started.serve();
+    const host = `localhost:${server.port}`;
+    const { client: sdk } = await connect(server.url, { requestInit: { headers: { host } } });
+    await sdk.listTools();
+    await sdk.close();
+    expect(new Set(server.requests.map((r) => r.method))).toEqual(new Set(['POST', 'GET', 'DELETE']));
+    for (const request of server.requests) expect(request.headers.host, request.method).toBe(client === 'node' ? host : server.url.host);
+  });
+
   it(`H11: credentials in the URL ${client === 'node' ? 'go as Basic authorization (as node:http sends them)' : 'are refused by fetch before any request'}; a requestInit Authorization header wins over them`, async () => {
     const server = await started.serve();
     const withUserinfo = new URL(server.url);

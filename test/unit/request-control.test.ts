@@ -29,12 +29,14 @@ describe('H10. RequestControl', () => {
   it('H10: a listener removed, or replaced by a later one, is not told', () => {
     const control = new RequestControl();
     const heard: string[] = [];
-    const remove = control.onAbort(() => heard.push('first'));
-    remove();
-    const removeStale = control.onAbort(() => heard.push('second'));
+    const first = () => heard.push('first');
+    control.onAbort(first);
+    control.offAbort(first);
+    const second = () => heard.push('second');
+    control.onAbort(second);
     control.onAbort(() => heard.push('third'));
     // Removing a listener that was replaced leaves the current one in place.
-    removeStale();
+    control.offAbort(second);
     control.abort();
     expect(heard).toEqual(['third']);
   });
