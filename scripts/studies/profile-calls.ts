@@ -2,7 +2,7 @@
  * Where a sequential call's client CPU goes (issue 32: "a profile, top functions by file"). A study,
  * not a row of `npm run bench`:
  *
- *   npm run build && node --import tsx scripts/studies/profile-calls.ts [--kind=this|sdk|raw] [--mode=modern|modern-sse|json|sse] [--calls=3000] [--top=25] [--what=calls|listen]
+ *   npm run build && node --import tsx scripts/studies/profile-calls.ts [--kind=this|sdk|raw] [--mode=modern|modern-sse|json|sse] [--calls=3000] [--top=25] [--what=calls|listen] [--variant=alone]
  *
  * Starts bench/server.ts, connects one client as the bench does (bench/clients.ts), makes 500
  * unrecorded echo calls, then profiles `calls` sequential echo calls with the inspector's sampling
@@ -22,6 +22,8 @@ const calls = Number(arg('calls') ?? 3000);
 const top = Number(arg('top') ?? 25);
 /** calls: sequential echo calls; listen (modern modes): list_changed notifications on a subscriptions/listen stream, 1,000 per `notify` call. */
 const what = arg('what') ?? 'calls';
+/** alone: the transport with no Client (bench/clients.ts `BareDriver`), as the bench's "transport alone" rows. */
+const variant = arg('variant') === 'alone' ? 'alone' : undefined;
 
 type ProfileNode = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] };
 type Profile = { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
@@ -44,7 +46,7 @@ function groupOf(url: string, name: string): string {
 
 async function main() {
   const { base } = await startServer();
-  const client = createClient(kind, `${base}/${mode}`, mode);
+  const client = createClient(kind, `${base}/${mode}`, mode, {}, variant);
   await client.connect();
   let received = 0;
   let expected = 0;

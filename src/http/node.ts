@@ -26,6 +26,8 @@ export interface NodeClientOptions {
  * `Keep-Alive: timeout=` says so: before Node's server default of 5 s closes it under a request.
  */
 const keepAlive = { keepAlive: true, timeout: 4_000 };
+/** The longest request body sent as a string (see `nodeRequest`); a longer one is sent as one Buffer. */
+const inlineBodyChars = 16 * 1024;
 const agents: { 'http:': http.Agent; 'https:': Https.Agent | undefined } = {
   'http:': new http.Agent(keepAlive),
   'https:': undefined,
@@ -142,13 +144,16 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
   const headers: Record<string, string> = Object.assign({}, init.headers as Record<string, string> | undefined);
   headers['accept-encoding'] ??= url.protocol === 'https:' ? 'br, gzip, deflate' : 'gzip, deflate';
   headers['user-agent'] ??= 'node';
-  // Encoded once, up front: a large string body written as a string goes out in many small
-  // encode-and-write steps (a 1 MiB POST took ~2.5 ms longer); the same as one Buffer is one write.
-  const body = typeof init.body === 'string' ? Buffer.from(init.body) : undefined;
-  if (body !== undefined) headers['content-length'] = String(body.length);
+  // A small body goes as the string it is: Node joins it to the header, and no Buffer is made per
+  // call. A large one is encoded once, up front: a large string body written as a string goes out
+  // in many small encode-and-write steps (a 1 MiB POST took ~2.5 ms longer); as one Buffer it is
+  // one write (bench/README.md, "Code shapes").
+  const text = typeof init.body === 'string' ? init.body : undefined;
+  const body = text === undefined || text.length <= inlineBodyChars ? text : Buffer.from(text);
+  if (body !== undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
   const transport = url.protocol === 'https:' && https !== undefined ? https : http;
   const userinfo = url.username !== '' || url.password !== '';
-  const options: http.RequestOptions = {
+  const options: Https.RequestOptions = {
     protocol: url.protocol,
     hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
     port: url.port,
@@ -159,6 +164,8 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
       proxy !== undefined ? proxyAgent(proxy, url.protocol, keepAlive) : url.protocol === 'https:' ? agents['https:'] : agents['http:'],
     ...(userinfo ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` } : {}),
   };
+  // No TLS, no server name: the agent would otherwise work one out for each request (the Host header, isIP).
+  if (proxy === undefined && url.protocol === 'http:') options.servername = '';
   // N2: the https agent (or the proxy's, through its tunnel) hands these to tls.connect; sockets are pooled by them.
   if (net.tls !== undefined && url.protocol === 'https:') Object.assign(options, net.tls);
   return new Promise((resolve, reject) => {
