@@ -1,6 +1,5 @@
 import { createActor, type Actor } from 'xstate';
-import { directRoute, envelopeVersion, INITIALIZE, type ConnectionEmitted, type ConnectionMachine } from '../machines/connection/index.js';
-import { LISTEN } from '../machines/connection/messages.js';
+import { directRoute, envelopeVersion, type ConnectionEmitted, type ConnectionMachine } from '../machines/connection/index.js';
 import { sendTicket, type JSONRPCMessage, type MessageSink } from '../machines/types.js';
 import { asSdkAuthError, McpTransportError, OfflineError, StreamEndedError, TransportFailedError } from '../machines/errors.js';
 import { attachIo, providedConnectionMachine, telemetryKit, type TransportIo } from './actors.js';
@@ -32,21 +31,6 @@ export interface SendOptions {
   onRequestStreamEnd?: (() => void) | undefined;
   /** E2, E3: headers for this request only (e.g. `Mcp-Param-*`); reserved names are ignored. */
   headers?: Readonly<Record<string, string>> | undefined;
-}
-
-/**
- * A message the chart keeps for the session (`initialize`, to re-initialize with) or for a
- * stream's life (`subscriptions/listen`), copied field for field onto a plain object: the SDK
- * `Client` builds a request with a spread, and on Node 20 such an object has a hidden class of
- * its own, which the kept message would hold (~0.2 KiB: bench/README.md, "Code shapes"). Every
- * other message goes as given.
- */
-function keptCopy(message: JSONRPCMessage | JSONRPCMessage[]): JSONRPCMessage | JSONRPCMessage[] {
-  if (Array.isArray(message) || !('method' in message) || (message.method !== INITIALIZE && message.method !== LISTEN)) return message;
-  // Field by field (Object.assign would copy the source's own hidden class).
-  const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(message)) copy[key] = (message as unknown as Record<string, unknown>)[key];
-  return copy as unknown as JSONRPCMessage;
 }
 
 /**
@@ -332,8 +316,7 @@ export class StreamableHTTPClientTransport {
    */
   private readonly forClient = (error: Error): Error => (this.io.sdk === 'v2' ? asSdkAuthError(error) : error);
 
-  private dispatch(given: JSONRPCMessage | JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {
-    const message = keptCopy(given);
+  private dispatch(message: JSONRPCMessage | JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {
     const snapshot = this.actor.getSnapshot();
     if (snapshot.status !== 'active') {
       return Promise.reject(new TransportFailedError('the transport chart stopped after an internal error'));
