@@ -2,7 +2,7 @@
  * Where a sequential call's client CPU goes (issue 32: "a profile, top functions by file"). A study,
  * not a row of `npm run bench`:
  *
- *   npm run build && node --import tsx scripts/studies/profile-calls.ts [--kind=this|sdk|raw] [--mode=modern|modern-sse|json|sse] [--calls=3000] [--top=25] [--what=calls|listen] [--variant=alone]
+ *   npm run build && node --import tsx scripts/studies/profile-calls.ts [--kind=this|sdk|raw] [--mode=modern|modern-sse|json|sse] [--calls=3000] [--top=25] [--what=calls|listen] [--variant=alone] [--inflight=1]
  *
  * Starts bench/server.ts, connects one client as the bench does (bench/clients.ts), makes 500
  * unrecorded echo calls, then profiles `calls` sequential echo calls with the inspector's sampling
@@ -22,6 +22,8 @@ const calls = Number(arg('calls') ?? 3000);
 const top = Number(arg('top') ?? 25);
 /** calls: sequential echo calls; listen (modern modes): list_changed notifications on a subscriptions/listen stream, 1,000 per `notify` call. */
 const what = arg('what') ?? 'calls';
+/** calls: how many echo calls are in flight at once (each step waits for all of them). */
+const inflight = Number(arg('inflight') ?? 1);
 /** alone: the transport with no Client (bench/clients.ts `BareDriver`), as the bench's "transport alone" rows. */
 const variant = arg('variant') === 'alone' ? 'alone' : undefined;
 
@@ -66,9 +68,13 @@ async function main() {
           clearTimeout(timer);
           if (received !== expected) throw new Error(`received ${received} notifications, expected ${expected}`);
         }
-      : () => echo(client, 'hello');
+      : inflight > 1
+        ? async () => {
+            await Promise.all(Array.from({ length: inflight }, () => echo(client, 'hello')));
+          }
+        : () => echo(client, 'hello');
   if (what === 'listen') await client.listen?.();
-  for (let i = 0; i < (what === 'listen' ? 2 : 500); i++) await step();
+  for (let i = 0; i < (what === 'listen' ? 2 : Math.ceil(500 / inflight)); i++) await step();
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
@@ -80,7 +86,7 @@ async function main() {
   let made = 0;
   while (made < (what === 'listen' ? calls * 1000 : calls) && performance.now() < deadline) {
     await step();
-    made += what === 'listen' ? 1000 : 1;
+    made += what === 'listen' ? 1000 : inflight;
   }
   const { profile } = (await session.post('Profiler.stop')) as { profile: Profile };
   const cpu = process.cpuUsage(cpu0);
