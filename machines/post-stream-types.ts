@@ -95,6 +95,11 @@ export type ReconnectDue = { type: 'reconnect.due' };
 
 /** Events a POST stream reports to the connection chart. */
 export type PostStreamReport =
+  /**
+   * W6, E7: a `subscriptions/listen` POST was answered with its event stream: the server is
+   * answering again (a success, as the standalone stream's `standalone.listening` is in the 2025 era).
+   */
+  | { type: 'post.listening'; postId: string }
   | {
       type: 'post.done';
       /** The reporting child; undefined for a direct call, which has no actor. */

@@ -1,4 +1,4 @@
-import { assign, fromCallback, fromPromise, raise, sendParent, sendTo, setup } from 'xstate';
+import { assign, enqueueActions, fromCallback, fromPromise, raise, sendParent, sendTo, setup } from 'xstate';
 import type { GetResult, JSONRPCMessage, JSONRPCResponse, NetworkEvent, PostResult } from './types.js';
 import {
   isResumableEventId,
@@ -161,6 +161,11 @@ const postStreamSetup = setup({
     acknowledgeStream: ({ context }) => {
       if (!(isRequest(context.message, DISCOVER) && envelopeVersion(context.message) !== undefined)) context.ticket.accepted();
     },
+    /** W6, E7: a listen stream is open: the chart's health region hears the success (no event for any other stream). */
+    reportListening: enqueueActions(({ context, enqueue }) => {
+      if (isRequest(context.message, LISTEN))
+        enqueue.sendParent({ type: 'post.listening', postId: context.postId } satisfies PostStreamReport);
+    }),
     checkIdle: sendTo('reader', { type: 'idle.check' }),
     /** P1–P9: what the POST answered: the session id it gave, and its JSON response or the stream to read. */
     adoptAnswer: assign((_, params: { result: PostResult }) => {
@@ -301,7 +306,7 @@ export const postStreamMachine = postStreamSetup.createMachine({
             target: 'json',
             actions: [{ type: 'adoptAnswer', params: doneResult }, 'acknowledge'],
           },
-          { target: 'streaming', actions: [{ type: 'adoptAnswer', params: doneResult }, 'acknowledgeStream'] },
+          { target: 'streaming', actions: [{ type: 'adoptAnswer', params: doneResult }, 'acknowledgeStream', 'reportListening'] },
         ],
         onError: { target: 'failed', actions: assign({ error: ({ event }) => toError(event.error) }) },
       },

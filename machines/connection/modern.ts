@@ -161,6 +161,8 @@ export const modernState = {
       openAnswer,
     ],
     'post.failed': [authorizeFrom('modern'), openFailure],
+    // W6, E7: a listen stream open again is a success too (the 2025 era's standalone stream says so as it reopens).
+    'post.listening': { actions: 'reportAnswer' },
     // E5: opted in, a read-only call cut short goes once more; anything else fails at once (the root's handler).
     'post.interrupted': { guard: 'canReissue', actions: 'reissue' },
     // E4: nothing to DELETE, nothing to terminate.

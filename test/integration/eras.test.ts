@@ -8,6 +8,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   connectionEra,
+  connectionStatus,
   ModernOnlyServerError,
   parseSavedState,
   StreamableHTTPClientTransport,
@@ -370,6 +371,37 @@ describe('E7: subscriptions/listen', () => {
     const cause = await within(subscription.closed, 'the subscription learned of the drop');
     expect(cause).toBe('remote');
     expect(transport.actor.getSnapshot().matches('modern')).toBe(true);
+  });
+});
+
+describe('W6, E7: the status through an outage of a 2026-07-28 server, for an app that only listens', () => {
+  it('W6, E7: a listen refused with 503 makes the status degraded; the listen stream open again makes it connected, with no call answered', async () => {
+    let down = false;
+    const server = await v2Server({
+      legacy: 'reject',
+      keepAliveMs: 0,
+      intercept: (_req, res) => {
+        if (!down) return false;
+        res.writeHead(503, { 'content-type': 'text/plain' }).end('down for maintenance');
+        return true;
+      },
+    });
+    const { client, transport } = await connect(server, 'auto');
+    down = true;
+    await expect(client.listen({ toolsListChanged: true })).rejects.toThrow(/503/);
+    await until(() => connectionStatus(transport.actor.getSnapshot()) === 'degraded', 'degraded after the refusal');
+    down = false;
+    const sent = server.requests.length;
+    const subscription = await within(client.listen({ toolsListChanged: true }), 'the listen ack');
+    await until(() => connectionStatus(transport.actor.getSnapshot()) === 'connected', 'connected once the listen stream is open');
+    expect(server.requests.slice(sent).map((r) => r.rpc)).toEqual(['subscriptions/listen']);
+    let changed = 0;
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      changed++;
+    });
+    server.handler.notify.toolsChanged();
+    await until(() => changed === 1, 'the change notification on the listen stream open again');
+    await subscription.close();
   });
 });
 

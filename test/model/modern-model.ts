@@ -267,7 +267,8 @@ export const modernModel = setup({
           target: 'authorizing',
           actions: assign(({ context }) => ({ held: add(without(context.held, 'call'), 'token'), charted: false })),
         },
-        'listen.open': { actions: assign(({ context }) => ({ held: add(without(context.held, 'listen'), 'listenStream') })) },
+        // W6: a listen stream open again is a success (post.listening ends degraded)
+        'listen.open': { actions: [assign(({ context }) => ({ held: add(without(context.held, 'listen'), 'listenStream') })), 'answered'] },
         'listen.end': { actions: ['listenAnswered', 'answered'] },
         // E13: notifications/cancelled for the listen ends it gracefully (done, reported as answered)
         'listen.cancel': { actions: ['listenAnswered', 'answered'] },

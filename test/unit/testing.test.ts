@@ -155,6 +155,25 @@ describe('W6: degraded, from the chart', () => {
     });
   }
 
+  it('W6, E7: modern: a listen stream open again ends degraded with no call answered, as the standalone stream does in the 2025 era', async () => {
+    const test = await inState('connected', { era: 'modern' });
+    const heard: JSONRPCMessage[] = [];
+    test.transport.onmessage = (message) => heard.push(message);
+    test.server.outage(503);
+    await expect(test.transport.send(listenRequest('before'))).rejects.toThrow(/HTTP 503/);
+    await expect.poll(() => connectionStatus(test.transport.actor.getSnapshot())).toBe('degraded');
+    test.server.restore();
+    const sent = test.server.requests.length;
+    await test.transport.send(listenRequest('again'));
+    await expect.poll(() => connectionStatus(test.transport.actor.getSnapshot())).toBe('connected');
+    expect(degradedReason(test.transport.actor.getSnapshot())).toBeUndefined();
+    // Nothing but the listen went out meanwhile: its stream opening is the success that ended it.
+    expect(test.server.requests.slice(sent).map((request) => request.rpc)).toEqual(['subscriptions/listen']);
+    expect(heard.map((message) => ('method' in message ? message.method : undefined))).toContain(
+      'notifications/subscriptions/acknowledged',
+    );
+  });
+
   it('W6, W3: a network outage: the standalone stream waits to reconnect, the reason and the next retry are there; its return reconnects it and ends degraded', async () => {
     const test = await inState('connected', { transport: { reconnectionOptions: { initialReconnectionDelay: 50, jitter: false } } });
     test.server.outage(new TypeError('fetch failed: ECONNREFUSED'));
