@@ -117,7 +117,8 @@ type AnyTransport = InstanceType<typeof ThisTransport> | SdkTransport | SdkTrans
 
 /**
  * A transport with no `Client` (the transport-alone rows): initialize and initialized by hand in the
- * 2025 era (the transport then opens its GET stream), the `_meta` envelope by hand in the modern era;
+ * 2025 era (the transport then opens its GET stream); in the modern era `server/discover` and
+ * `setProtocolVersion`, as the v2 Client connects, and the `_meta` envelope by hand;
  * a call waits for the response with its id; logging or list_changed notifications go to `onNote`.
  */
 class BareDriver implements BenchClient {
@@ -155,7 +156,12 @@ class BareDriver implements BenchClient {
 
   async connect(): Promise<void> {
     await this.transport.start();
-    if (this.modern) return;
+    if (this.modern) {
+      // As the v2 Client connects in this era: the probe, then the version it settled on (E1).
+      await this.request('server/discover', {});
+      (this.transport as { setProtocolVersion?: (v: string) => void }).setProtocolVersion?.('2026-07-28');
+      return;
+    }
     const clientInfo = { name: 'bench-alone', version: '1.0.0' };
     await this.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo });
     (this.transport as { setProtocolVersion?: (v: string) => void }).setProtocolVersion?.('2025-11-25');
