@@ -1,5 +1,5 @@
 import { assign, enqueueActions, fromCallback, fromPromise, raise, sendParent, sendTo, setup } from 'xstate';
-import type { GetResult, JSONRPCMessage, JSONRPCResponse, NetworkEvent, PostResult } from './types.js';
+import type { GetResult, NetworkEvent, PostResult } from './types.js';
 import {
   isResumableEventId,
   nextReconnectDelay,
@@ -12,6 +12,7 @@ import {
 import { idleWatch, idleWatchStates } from './idle-watch.js';
 import { isSessionMissing, MessageTooLargeError, statusOf, StreamEndedError, toError } from './errors.js';
 import { DISCOVER, envelopeVersion, isRequest, LISTEN, requestIdsOf } from './connection/messages.js';
+import { asCallersAnswer, onTheWire, readerInput } from './post-stream-wire.js';
 import type {
   PostRequestInput,
   PostStreamContext,
@@ -40,32 +41,6 @@ function unsendableIdError(cause: Error | undefined): StreamEndedError {
 const notProvided = (name: string) => () => {
   throw new Error(`actor '${name}' must be provided with machine.provide({ actors })`);
 };
-
-function readerInput(context: PostStreamContext): ReadStreamInput {
-  if (!context.stream) throw new Error('streaming without a stream');
-  return {
-    stream: context.stream,
-    requestIds: context.requestIds,
-    lastEventId: context.lastEventId,
-    seenIds: context.seenIds,
-    replay: context.resumptionToken !== undefined,
-    onEventId: context.onResumptionToken,
-  };
-}
-
-/** E5: the message as sent: a re-issue goes under its new id. */
-function onTheWire(context: PostStreamContext): JSONRPCMessage | JSONRPCMessage[] {
-  const { message, reissueAs } = context;
-  return reissueAs === undefined || Array.isArray(message) ? message : { ...message, id: reissueAs };
-}
-
-/** E5: a re-issue's answer goes to the caller under the caller's own id. */
-function asCallersAnswer(context: PostStreamContext, response: JSONRPCResponse): JSONRPCResponse {
-  const { message, reissueAs } = context;
-  const id = Array.isArray(message) || !('id' in message) ? undefined : message.id;
-  if (reissueAs === undefined || typeof id === 'undefined' || id === null || response.id !== reissueAs) return response;
-  return { ...response, id };
-}
 
 /** What an invoked request resolved to, handed to a guard as typed params. */
 function doneResult<T>({ event }: { event: { output: T } }): { result: T } {
