@@ -134,6 +134,27 @@ export class StreamEndedError extends McpTransportError {}
 /** The session is gone on the server and was not (or could not be) re-established. */
 export class SessionExpiredError extends McpTransportError {}
 
+/**
+ * F4: the transport cannot reach a working server for now (a session that could not be
+ * re-established within its budget, a 2026-07-28 server that refuses connections) and waits to
+ * try again; nothing is lost for good. A call made now fails at once with this error, which
+ * names the cause and when the next attempt is due; `cause` is the latest failure.
+ */
+export class TransportWaitingError extends McpTransportError {
+  /** The attempt the wait leads to (1-based, counted since the connection last worked). */
+  readonly attempt: number;
+  /** When the next attempt is due, on the clock of `options.now` (epoch ms by default). */
+  readonly nextAttemptAt: number;
+  constructor(cause: Error, attempt: number, nextAttemptAt: number, delayMs: number) {
+    super(
+      `the transport is waiting to reconnect (attempt ${attempt} in ${Math.max(Math.round(delayMs), 0)} ms, or at the next call): ${cause.message}`,
+      { cause },
+    );
+    this.attempt = attempt;
+    this.nextAttemptAt = nextAttemptAt;
+  }
+}
+
 /** The transport was closed, or never started. */
 export class TransportClosedError extends McpTransportError {}
 

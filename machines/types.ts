@@ -44,6 +44,8 @@ export interface AuthChallenge {
 export interface SendAttempts {
   auth: number;
   stepUps: number;
+  /** F3: how often the message was already re-sent after a lost session (bounded: then it fails alone, F5). */
+  recoveries?: number | undefined;
 }
 
 /** Where decoded messages and out-of-band warnings go: straight to the host, never the chart. */

@@ -11,6 +11,7 @@ export {
   SessionExpiredError,
   TransportClosedError,
   TransportFailedError,
+  TransportWaitingError,
   InvalidMessageError,
   OfflineError,
   ModernOnlyServerError,

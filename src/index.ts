@@ -9,7 +9,7 @@ export type { StreamableHTTPClientTransportOptions } from './options.js';
 export type { SdkAuthFunctions, SdkAuthOption } from './http/auth.js';
 export { parseSavedState, type SavedTransportState } from './saved-state.js';
 export { manualNetwork, type NetworkSignal } from './network.js';
-export { connectionEra, connectionStatus, degradedReason, nextRetry, type ConnectionStatus, type NextRetry } from './ui.js';
+export { connectionEra, connectionStatus, degradedReason, nextRetry, waitingReason, type ConnectionStatus, type NextRetry } from './ui.js';
 export type { FetchLike, TokenSource } from './http/client.js';
 export * from './errors.js';
 export { connectionMachine, type ConnectionMachine, type ConnectionEmitted, type Era } from '../machines/connection/index.js';

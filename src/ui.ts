@@ -4,7 +4,17 @@ import type { PlannedWait } from '../machines/backoff.js';
 
 /** What a connection badge says, from the chart's tags; `idle` before start(). */
 export type ConnectionStatus =
-  'idle' | 'connecting' | 'connected' | 'degraded' | 'offline' | 'reconnecting' | 'authorizing' | 'closing' | 'closed' | 'failed';
+  | 'idle'
+  | 'connecting'
+  | 'connected'
+  | 'degraded'
+  | 'offline'
+  | 'reconnecting'
+  | 'waiting'
+  | 'authorizing'
+  | 'closing'
+  | 'closed'
+  | 'failed';
 
 /**
  * The tags in the order a badge prefers them: `offline` and `degraded` come with `connected` (the
@@ -14,6 +24,8 @@ const byPriority = [
   'failed',
   'closed',
   'closing',
+  // F4: no working server for now; the chart tries again (nextRetry says when, waitingReason why).
+  'waiting',
   'authorizing',
   'offline',
   'reconnecting',
@@ -39,6 +51,16 @@ export function degradedReason(snapshot: SnapshotFrom<ConnectionMachine>): strin
 }
 
 /**
+ * F4: why the status is `waiting` (the failure that ended the last attempt: "POST failed before
+ * any response: ECONNREFUSED", "POST: HTTP 503 Service Unavailable"), or undefined when it is not.
+ * With `nextRetry` (stream `connection`) it is the line under the badge.
+ */
+export function waitingReason(snapshot: SnapshotFrom<ConnectionMachine>): string | undefined {
+  if (connectionStatus(snapshot) !== 'waiting') return undefined;
+  return snapshot.context.recoveryWait?.cause.message;
+}
+
+/**
  * E1: the protocol era the connection speaks, from the chart: `modern` (2026-07-28, sessionless),
  * `streamable` (2025-03-26 … 2025-11-25, sessions), `httpSse` (2024-11-05); undefined until decided.
  */
@@ -48,8 +70,11 @@ export function connectionEra(snapshot: SnapshotFrom<ConnectionMachine>): Era | 
 
 /** W3: the next reconnect a UI can announce ("reconnecting in 3 s, attempt 2"). */
 export interface NextRetry {
-  /** Which stream waits: the standalone GET stream, or a request's POST stream waiting to resume. */
-  stream: 'standalone' | 'request';
+  /**
+   * What waits: the standalone GET stream, a request's POST stream waiting to resume, or the
+   * connection itself (F3, F4: a new session, or the 2026-07-28 server, tried again).
+   */
+  stream: 'standalone' | 'request' | 'connection';
   /** The attempt the wait leads to, 1-based; past `maxRetries` the standalone stream is at its ceiling (G5). */
   attempt: number;
   /** When it is due (epoch ms) and the whole wait's length. */
@@ -72,6 +97,11 @@ interface WaitingChild {
  */
 export function nextRetry(snapshot: SnapshotFrom<ConnectionMachine>, now: number = Date.now()): NextRetry | undefined {
   let soonest: NextRetry | undefined;
+  // F3, F4: the chart's own wait (the backoff between re-initializes, or `waiting`), planned in its context (W3).
+  const own = snapshot.context.recoveryWait;
+  if (own !== undefined && (snapshot.hasTag('waiting') || snapshot.hasTag('backoff'))) {
+    soonest = { stream: 'connection', attempt: own.attempt, dueAt: own.dueAt, delayMs: own.delayMs, inMs: Math.max(own.dueAt - now, 0) };
+  }
   for (const [id, child] of Object.entries(snapshot.children) as [string, WaitingChild | undefined][]) {
     const state = child?.getSnapshot();
     const wait = state?.context?.wait;

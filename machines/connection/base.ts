@@ -88,6 +88,8 @@ export const connectionSetup = setup({
     drainTimeout: 100,
     /** F7, L1: how long the legacy fallback waits for the server's `endpoint` event. */
     legacyEndpointTimeout: ({ context }) => context.options.legacyEndpointTimeout ?? DEFAULT_LEGACY_ENDPOINT_TIMEOUT,
+    /** F3, F4: the chart's own wait before it tries the server again (R4), planned as the wait begins (W3). */
+    recoveryDelay: ({ context }) => context.recoveryWait?.delayMs ?? context.options.reconnection.initialReconnectionDelay,
   },
 });
 
@@ -173,7 +175,7 @@ export const sharedGuards = guards({
   isSessionMissing: ({ event }) => event.type === 'post.failed' && isSessionMissing(event.error),
   /** A 404 for a session already replaced (a slow call racing a recovery): not this session's end. */
   isStaleSessionMissing: ({ context, event }) =>
-    event.type === 'post.failed' && isSessionMissing(event.error) && event.sessionId !== context.sessionId && event.origin === 'caller',
+    event.type === 'post.failed' && isSessionMissing(event.error) && event.sessionId !== context.sessionId && event.origin !== 'recovery',
   /**
    * A1: a 401 is authorized once per message (a second 401 after a successful flow fails the
    * call); A2: a 403 insufficient_scope steps up at most maxStepUpRetries times.

@@ -34,6 +34,8 @@ function freshSession(context: ConnectionContext): ConnectionContext {
     legacyEndpoint: undefined,
     fallbackCause: undefined,
     recoveriesWithoutProgress: 0,
+    recoveryAttempts: 0,
+    recoveryWait: undefined,
     sessionIdMismatchReported: false,
   };
 }

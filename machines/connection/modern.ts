@@ -138,7 +138,7 @@ export const modernActions = actions({
 export const probeAnswers = {
   'post.done': [
     { guard: 'isModernOnlyRefusal', target: 'failed', actions: ['stopPost', 'failModernOnly'] },
-    { guard: 'isDiscoverResult', actions: ['keepDiscover', 'deliverResponse', 'stopPost'] },
+    { guard: 'isDiscoverResult', actions: ['keepDiscover', 'keepProbe', 'deliverResponse', 'stopPost'] },
   ],
   'post.failed': [{ guard: 'isProbeRefused', actions: ['answerProbeRefusal', 'stopPost'] }],
   'protocolVersion.set': { guard: 'isModernVersionSet', target: 'modern', actions: 'setVersion' },
@@ -155,12 +155,17 @@ export const modernState = {
       { actions: 'spawnPost' },
     ],
     'post.done': [
-      { guard: 'isDiscoverResult', actions: ['keepDiscover', 'deliverResponse', 'stopPost'] },
+      { guard: 'isDiscoverResult', actions: ['keepDiscover', 'keepProbe', 'deliverResponse', 'stopPost'] },
       // W6: an answer all the same (a success ends degraded, as openAnswer's does)
       { guard: 'carriesSessionId', actions: ['ignoreSessionId', 'deliverResponse', 'stopPost', 'reportAnswer'] },
       openAnswer,
     ],
-    'post.failed': [authorizeFrom('modern'), openFailure],
+    // F4: no response at all (the server is down): the chart waits for it, and calls fail typed meanwhile.
+    'post.failed': [
+      authorizeFrom('modern'),
+      { guard: 'isUnreachable', target: 'waiting', actions: ['answerFailure', 'stopPost'] },
+      openFailure,
+    ],
     // W6, E7: a listen stream open again is a success too (the 2025 era's standalone stream says so as it reopens).
     'post.listening': { actions: 'reportAnswer' },
     // E5: opted in, a read-only call cut short goes once more; anything else fails at once (the root's handler).

@@ -13,6 +13,7 @@ import { probeAnswers } from './modern.js';
 import { authorizeFrom } from './authorization.js';
 import type { ConnectionContext, ConnectionEvent } from './types.js';
 import { sessionClosingStates } from './closing.js';
+import { resendOrFail } from './recovery.js';
 
 /** H7: a response carried another session ID than the established one, not reported yet. */
 function isOtherSessionId(context: ConnectionContext, event: ConnectionEvent): boolean {
@@ -90,15 +91,11 @@ export const sessionActions = actions({
     enqueue.emit({ type: 'warning', error: otherSessionIdWarning() });
   }),
   resetRecoveries: assign({ recoveriesWithoutProgress: 0 }),
-  /** F3: a call that met the 404 of a session already replaced goes again, once, on the current one. */
+  /** F3: a call that met the 404 of a session already replaced goes again on the current one (MAX_RESENDS times at most, then it fails alone). */
   resendOnCurrentSession: assign(({ context, event, spawn, self }) => {
     assertEvent(event, 'post.failed');
-    return spawnPosts(
-      context,
-      spawn,
-      [{ message: event.message, ticket: event.ticket, origin: 'retry', attempts: event.attempts }],
-      isOffline(self),
-    );
+    const again = resendOrFail(context, event);
+    return again === undefined ? {} : spawnPosts(context, spawn, [again], isOffline(self));
   }),
   reportStandaloneDegraded: emit(({ event }) => {
     assertEvent(event, 'standalone.degraded');
@@ -169,7 +166,8 @@ export const sessionStates = {
       'post.failed': [
         authorizeFrom('initializing'),
         staleSessionMissing,
-        { guard: 'isSessionMissing', target: 'failed', actions: ['stopPost', 'expireSession', 'answerExpired'] },
+        // F3: the session was lost before the handshake ended: made again like any other (F4: failed only with sessionRecovery 'fail').
+        { guard: 'isSessionMissing', target: 'recovering', actions: 'stopPost' },
         otherFailure,
       ],
     },

@@ -131,4 +131,18 @@ export interface ConnectionContext extends ConnectionInput {
   standaloneResumeFrom: string | undefined;
   /** W6: why the connection is `degraded` (the latest failure), while it is. */
   degradedBy: Error | undefined;
+  /** F3, F4: attempts to re-establish the connection since it last worked (a re-initialize, or the 2026-07-28 probe). */
+  recoveryAttempts: number;
+  /** F4, W3: the chart's own wait before its next attempt, and why it waits; read it while `reconnecting` or `waiting`. */
+  recoveryWait: RecoveryWait | undefined;
+  /** F4: the era probe (`server/discover`) the Client sent, repeated to see whether a 2026-07-28 server is back. */
+  probeRequest: JSONRPCRequest | undefined;
+}
+
+/** F4, W3: the chart's wait before it tries the server again: which attempt, when it is due, and why. */
+export interface RecoveryWait {
+  attempt: number;
+  delayMs: number;
+  dueAt: number;
+  cause: Error;
 }

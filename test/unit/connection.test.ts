@@ -17,7 +17,16 @@ import {
   type ConnectionActor,
   type FakeIo,
 } from './fakes.js';
-import { SessionExpiredError, StreamableHTTPError, TransportClosedError, TransportFailedError } from '../../machines/errors.js';
+import {
+  SessionExpiredError,
+  StreamableHTTPError,
+  StreamEndedError,
+  TransportClosedError,
+  TransportFailedError,
+  TransportWaitingError,
+} from '../../machines/errors.js';
+import { MAX_RESENDS } from '../../machines/connection/recovery.js';
+import { defaultReconnection } from '../../machines/backoff.js';
 
 /** Drives the chart from idle to open: initialize answered with session 'abc', initialized accepted. */
 async function connect(io: FakeIo, actor: ConnectionActor) {
@@ -547,31 +556,139 @@ describe('session recovery (F3)', () => {
     expect(change.previous).not.toBe(change.current);
   });
 
-  it('F3: a re-sent request that meets 404 again fails the transport with SessionExpiredError (no loop)', async () => {
+  /** Answers the re-initialize at `index` (new session `sessionId`) and its notifications/initialized. */
+  async function reestablish(io: FakeIo, index: number, sessionId: string) {
+    io.posts[index]!.resolve({ kind: 'json', sessionId, response: initializeResult });
+    await flush();
+    io.posts[index + 1]!.resolve({ kind: 'accepted', sessionId: undefined });
+    await flush();
+  }
+
+  it('F3: a re-sent request that meets a second 404 recovers again and is answered on the third session', async () => {
     const { io, actor, sink } = startConnection({ sessionRecovery: 'reinitialize' });
     const resent = await callRejected(io, actor, gone());
-    io.posts[3]!.resolve({ kind: 'json', sessionId: 'new', response: initializeResult });
-    await flush();
-    io.posts[4]!.resolve({ kind: 'accepted', sessionId: undefined });
-    await flush();
+    await reestablish(io, 3, 'second');
+    expect(io.posts[5]!.input).toMatchObject({ message: call(1), sessionId: 'second' });
     io.posts[5]!.reject(gone());
     await flush();
-    expect(actor.getSnapshot().hasTag('failed')).toBe(true);
-    expect(actor.getSnapshot().context.error).toBeInstanceOf(SessionExpiredError);
-    // P10: its send() had not resolved: it rejects, and no synthetic answer is delivered.
-    expect(resent.outcome).toBeInstanceOf(SessionExpiredError);
-    expect(sink.delivered.filter((m) => 'id' in m && m.id === 1)).toEqual([]);
-    expect(io.posts).toHaveLength(6);
+    expect(actor.getSnapshot().hasTag('reconnecting')).toBe(true);
+    expect(io.posts[6]!.input).toMatchObject({ message: initializeRequest, sessionId: undefined });
+    await reestablish(io, 6, 'third');
+    expect(io.posts[8]!.input).toMatchObject({ message: call(1), sessionId: 'third' });
+    io.posts[8]!.resolve({ kind: 'json', sessionId: 'third', response: ok(1) });
+    await flush();
+    expect(resent.outcome).toBe('accepted');
+    expect(sink.delivered.filter((m) => 'id' in m && m.id === 1)).toEqual([ok(1)]);
+    expect(actor.getSnapshot().hasTag('connected')).toBe(true);
   });
 
-  it('F3: a failed re-initialize ends in failed with SessionExpiredError, and the waiting call is told', async () => {
+  it('F3, F5: a request re-sent MAX_RESENDS times that meets yet another 404 fails alone (typed); the session is made again for the others', async () => {
     const { io, actor, sink } = startConnection({ sessionRecovery: 'reinitialize' });
-    const waiting = await callRejected(io, actor, gone());
-    io.posts[3]!.reject(new StreamableHTTPError('HTTP 404', { status: 404 }));
+    const resent = await callRejected(io, actor, gone());
+    // Each loss: re-initialize, initialized, the call again (three POSTs).
+    for (let round = 0; round < MAX_RESENDS; round++) {
+      const init = 3 + round * 3;
+      await reestablish(io, init, `s${round}`);
+      expect(io.posts[init + 2]!.input).toMatchObject({ message: call(1), sessionId: `s${round}` });
+      io.posts[init + 2]!.reject(gone());
+      await flush();
+    }
+    expect(resent.outcome).toBeInstanceOf(SessionExpiredError);
+    expect((resent.outcome as Error).message).toMatch(/re-sent 3 times/);
+    expect(sink.delivered.filter((m) => 'id' in m && m.id === 1)).toEqual([]);
+    // Not failed: the session is re-established, and the next call is answered.
+    expect(actor.getSnapshot().hasTag('failed')).toBe(false);
+    const last = 3 + MAX_RESENDS * 3;
+    expect(io.posts[last]!.input).toMatchObject({ message: initializeRequest });
+    await reestablish(io, last, 'fresh');
+    const next = ticket();
+    actor.send({ type: 'send', message: call(2), ticket: next });
     await flush();
-    expect(actor.getSnapshot().hasTag('failed')).toBe(true);
-    expect(waiting.outcome).toBeInstanceOf(SessionExpiredError);
-    expect(sink.delivered.filter((m) => 'id' in m && m.id === 1)).toHaveLength(0);
+    io.posts.at(-1)!.resolve({ kind: 'json', sessionId: 'fresh', response: ok(2) });
+    await flush();
+    expect(next.outcome).toBe('accepted');
+    expect(sink.delivered.at(-1)).toEqual(ok(2));
+  });
+
+  it('F3, R4, W3: a re-initialize that fails (503, then cut) is tried again after the planned backoff; the third is answered and the call too', async () => {
+    const { io, actor, sink, clock } = startConnection({ sessionRecovery: 'reinitialize' });
+    const waiting = await callRejected(io, actor, gone());
+    io.posts[3]!.reject(new StreamableHTTPError('HTTP 503', { status: 503 }));
+    await flush();
+    const snapshot = actor.getSnapshot();
+    expect(snapshot.matches({ reconnecting: 'backoff' })).toBe(true);
+    expect(snapshot.hasTag('reconnecting')).toBe(true);
+    // W3: the chart's own wait, planned once: attempt 1 after the initial delay (no jitter here).
+    expect(snapshot.context.recoveryWait).toMatchObject({ attempt: 1, delayMs: 1_000, dueAt: clock.now() + 1_000 });
+    clock.increment(999);
+    expect(io.posts).toHaveLength(4);
+    clock.increment(1);
+    await flush();
+    expect(io.posts[4]!.input).toMatchObject({ message: initializeRequest, sessionId: undefined });
+    io.posts[4]!.reject(new StreamEndedError('stream ended before the response', { cause: new Error('socket hang up') }));
+    await flush();
+    expect(actor.getSnapshot().context.recoveryWait).toMatchObject({ attempt: 2, delayMs: 1_500 });
+    clock.increment(1_500);
+    await flush();
+    await reestablish(io, 5, 'new');
+    expect(io.posts[7]!.input).toMatchObject({ message: call(1), sessionId: 'new' });
+    io.posts[7]!.resolve({ kind: 'json', sessionId: 'new', response: ok(1) });
+    await flush();
+    expect(waiting.outcome).toBe('accepted');
+    expect(sink.delivered.at(-1)).toEqual(ok(1));
+    expect(actor.getSnapshot().context.recoveryAttempts).toBe(0);
+  });
+
+  it('F4, W3: past its budget the chart waits: calls fail at once, typed, naming the cause and the next attempt; the timer, then a call, try again; the server back, it is connected', async () => {
+    const { io, actor, sink, clock, emitted } = startConnection({
+      sessionRecovery: 'reinitialize',
+      reconnection: { ...defaultReconnection, jitter: false, maxRetries: 1 },
+    });
+    const held = await callRejected(io, actor, gone());
+    const refused = () => new StreamableHTTPError('POST failed before any response: ECONNREFUSED', { status: undefined });
+    io.posts[3]!.reject(refused());
+    await flush();
+    clock.increment(1_000);
+    await flush();
+    io.posts[4]!.reject(refused());
+    await flush();
+    const snapshot = actor.getSnapshot();
+    expect(snapshot.value).toBe('waiting');
+    expect(snapshot.hasTag('waiting')).toBe(true);
+    expect(emitted).not.toContain('failed');
+    expect(snapshot.context.recoveryWait).toMatchObject({ attempt: 2, delayMs: 1_500, dueAt: clock.now() + 1_500 });
+    // The call held through the budget fails now, typed, with the cause and the next attempt.
+    expect(held.outcome).toBeInstanceOf(TransportWaitingError);
+    expect(held.outcome).toMatchObject({ attempt: 2, nextAttemptAt: clock.now() + 1_500 });
+    expect((held.outcome as Error).message).toMatch(/ECONNREFUSED/);
+    // The timer: an attempt when due, refused again: waiting, the next wait longer.
+    clock.increment(1_500);
+    await flush();
+    expect(io.posts[5]!.input).toMatchObject({ message: initializeRequest });
+    io.posts[5]!.reject(refused());
+    await flush();
+    expect(actor.getSnapshot().context.recoveryWait).toMatchObject({ attempt: 3, delayMs: 2_250 });
+    // A call: an attempt at once (no wait for the timer); refused: the call fails typed.
+    const early = ticket();
+    actor.send({ type: 'send', message: call(2), ticket: early });
+    await flush();
+    expect(io.posts[6]!.input).toMatchObject({ message: initializeRequest });
+    io.posts[6]!.reject(refused());
+    await flush();
+    expect(early.outcome).toBeInstanceOf(TransportWaitingError);
+    expect(actor.getSnapshot().value).toBe('waiting');
+    // The server is back: the next call's attempt makes a session, and the call is answered on it.
+    const back = ticket();
+    actor.send({ type: 'send', message: call(3), ticket: back });
+    await flush();
+    await reestablish(io, 7, 'back');
+    expect(io.posts[9]!.input).toMatchObject({ message: call(3), sessionId: 'back' });
+    io.posts[9]!.resolve({ kind: 'json', sessionId: 'back', response: ok(3) });
+    await flush();
+    expect(back.outcome).toBe('accepted');
+    expect(sink.delivered.at(-1)).toEqual(ok(3));
+    expect(actor.getSnapshot().hasTag('connected')).toBe(true);
+    expect(actor.getSnapshot().context.recoveryWait).toBeUndefined();
   });
 
   it('F3: with sessionRecovery "fail" a 404 ends in failed with SessionExpiredError for that call too', async () => {
