@@ -24,6 +24,7 @@ describe('the public API', () => {
       'StreamableHTTPError',
       'TransportClosedError',
       'TransportFailedError',
+    'TransportWaitingError',
       'connectionEra',
       'connectionMachine',
       'connectionStatus',
@@ -34,6 +35,7 @@ describe('the public API', () => {
       'parseSavedState',
       'postStreamMachine',
       'standaloneStreamMachine',
+      'waitingReason',
     ]);
   });
 
