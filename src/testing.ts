@@ -143,9 +143,11 @@ export class InMemoryMcpServer {
     return this;
   }
 
-  /** The outage is over: requests are answered again. */
+  /** The outage is over: requests are answered again (initialize too, F4). */
   restore(): this {
     this.failing = undefined;
+    this.initializeStatus = undefined;
+    this.networkError = undefined;
     return this;
   }
 
@@ -299,7 +301,8 @@ export class InMemoryMcpServer {
 }
 
 /** The states `transportIn` can put a transport in: one per tag of the chart, and idle. */
-export type TestState = 'idle' | 'connecting' | 'connected' | 'degraded' | 'offline' | 'reconnecting' | 'authorizing' | 'failed' | 'closed';
+export type TestState =
+  'idle' | 'connecting' | 'connected' | 'degraded' | 'offline' | 'reconnecting' | 'waiting' | 'authorizing' | 'failed' | 'closed';
 
 /**
  * E1, W7: the protocol era of a test transport: `streamable` (2025-11-25, sessions; the default) or
@@ -308,7 +311,7 @@ export type TestState = 'idle' | 'connecting' | 'connected' | 'degraded' | 'offl
 export type TestEra = 'streamable' | 'modern';
 
 /** W7: the states of the 2026-07-28 era; `reconnecting` (session recovery) and `failed` belong to the 2025 one. */
-export const modernTestStates = ['idle', 'connecting', 'connected', 'degraded', 'offline', 'authorizing', 'closed'] as const;
+export const modernTestStates = ['idle', 'connecting', 'connected', 'degraded', 'offline', 'waiting', 'authorizing', 'closed'] as const;
 
 export interface TransportInOptions {
   /** Further options for the transport (`fetch` and `network` are the test's own). */
@@ -320,6 +323,9 @@ export interface TransportInOptions {
    * that status); an Error fails initialize as the network would (its cause); 'session-expired'
    * forgets the session under `sessionRecovery: 'fail'` (SessionExpiredError). Default 500.
    * `degraded`: the outage's HTTP status, or an Error for a network failure. Default 503.
+   * `waiting` (F4): 2025-11-25: the session is forgotten and re-initialize refused with this HTTP
+   * status (or fails with this Error), with `maxRetries: 0` unless `transport` says otherwise;
+   * 2026-07-28: the server fails as the network would (this Error). `server.restore()` ends it.
    */
   failure?: number | Error | 'session-expired';
   /**
@@ -458,6 +464,8 @@ export async function transportIn(state: TestState, options: TransportInOptions 
     ...(state === 'authorizing' ? { authProvider: tokenlessProvider } : {}),
     ...(state === 'failed' ? { legacyFallback: false } : {}),
     ...(state === 'failed' && failure === 'session-expired' ? { sessionRecovery: 'fail' as const } : {}),
+    // F4: no quick retries of the re-initialize: the first refusal makes the chart wait.
+    ...(state === 'waiting' ? { reconnectionOptions: { maxRetries: 0 } } : {}),
     ...options.transport,
     fetch: server.fetch,
     network,
@@ -507,6 +515,18 @@ export async function transportIn(state: TestState, options: TransportInOptions 
       ping();
       await until((snapshot) => snapshot.hasTag('reconnecting'));
       break;
+    case 'waiting': {
+      await connected();
+      const down = failure instanceof Error ? failure : new TypeError('fetch failed: ECONNREFUSED (in-memory server down)');
+      if (era === 'modern') server.outage(down);
+      else
+        server
+          .forgetSessions()
+          .refuseInitialize(options.failure === undefined || options.failure === 'session-expired' ? 503 : options.failure);
+      ping();
+      await until((snapshot) => snapshot.hasTag('waiting'));
+      break;
+    }
     case 'authorizing':
       server.requireAuthorization();
       void connect(transport).catch(() => undefined);

@@ -30,6 +30,8 @@ import {
   SessionExpiredError,
   StreamableHTTPClientTransport,
   StreamableHTTPError,
+  TransportWaitingError,
+  waitingReason,
 } from '../../src/index.js';
 import { Badge } from '../../examples/react-status/badge.js';
 
@@ -50,7 +52,18 @@ function badge(test: TestTransport): string {
 }
 
 describe('W4: transportIn puts a real transport into each state, without a network', () => {
-  const states = ['idle', 'connecting', 'connected', 'degraded', 'offline', 'reconnecting', 'authorizing', 'failed', 'closed'] as const;
+  const states = [
+    'idle',
+    'connecting',
+    'connected',
+    'degraded',
+    'offline',
+    'reconnecting',
+    'waiting',
+    'authorizing',
+    'failed',
+    'closed',
+  ] as const;
   for (const state of states) {
     it(`W4: ${state}: the chart is there, and the page's badge says so`, async () => {
       const test = await inState(state);
@@ -127,6 +140,30 @@ describe('W4: transportIn puts a real transport into each state, without a netwo
       await restored.close();
     }
   });
+
+  for (const era of ['streamable', 'modern'] as const) {
+    it(`F4, W3, W4: ${era}: waiting: a call fails at once, typed, naming the cause and the next attempt; the status and nextRetry say when; the server back, the next call is answered`, async () => {
+      const test = await inState('waiting', { era });
+      const snapshot = test.transport.actor.getSnapshot();
+      expect(connectionStatus(snapshot)).toBe('waiting');
+      expect(waitingReason(snapshot)).toMatch(era === 'modern' ? /ECONNREFUSED/ : /503/);
+      const retry = nextRetry(snapshot);
+      expect(retry).toMatchObject({ stream: 'connection', attempt: 1 });
+      expect(retry!.dueAt).toBe(snapshot.context.recoveryWait!.dueAt);
+      const answers: unknown[] = [];
+      test.transport.onmessage = (message) => answers.push(message);
+      const error = await test.transport.send(testRequest(era, 1, 'ping')).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(TransportWaitingError);
+      expect((error as TransportWaitingError).attempt).toBe(2);
+      test.server.restore();
+      await test.transport.send(testRequest(era, 2, 'ping'));
+      await expect.poll(() => answers).toEqual([{ jsonrpc: '2.0', id: 2, result: era === 'modern' ? expect.any(Object) : {} }]);
+      expect(connectionStatus(test.transport.actor.getSnapshot())).toBe('connected');
+    });
+  }
 
   it('W4: reconnecting is F3 recovery, held at its re-initialize', async () => {
     const test = await inState('reconnecting');
