@@ -160,7 +160,8 @@ describe('W4: transportIn puts a real transport into each state, without a netwo
       expect((error as TransportWaitingError).attempt).toBe(2);
       test.server.restore();
       await test.transport.send(testRequest(era, 2, 'ping'));
-      await expect.poll(() => answers).toEqual([{ jsonrpc: '2.0', id: 2, result: era === 'modern' ? expect.any(Object) : {} }]);
+      await expect.poll(() => answers).toHaveLength(1);
+      expect(answers[0]).toMatchObject({ jsonrpc: '2.0', id: 2, result: {} });
       expect(connectionStatus(test.transport.actor.getSnapshot())).toBe('connected');
     });
   }
