@@ -94,7 +94,8 @@ export interface StreamableHTTPClientTransportOptions {
   /**
    * What happens when the server answers 404 for the session (it forgot it): `'reinitialize'`
    * (default) starts a new session with the same `initialize` request and sends the failed request
-   * again once; `'fail'` fails the transport with `SessionExpiredError`.
+   * again (F3: a failed re-initialize is retried with the backoff, then the transport waits, F4);
+   * `'fail'` fails the transport with `SessionExpiredError`.
    */
   sessionRecovery?: 'reinitialize' | 'fail' | undefined;
   /**

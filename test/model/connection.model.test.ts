@@ -97,7 +97,7 @@ const modelUnreachable = new Set([
 ]);
 
 /** The 2026-07-28 branch's states: the modern model's, not the main model's. */
-const isModernState = (id: string) => id === 'connection.modern' || id.startsWith('connection.modern.');
+const isModernState = (id: string) => id === 'connection.modern' || id.startsWith('connection.modern.') || id === 'connection.probing';
 
 const realStates = stateIdsOf(connectionMachine);
 const modelStates = stateIdsOf(connectionModel);

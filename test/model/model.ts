@@ -304,21 +304,21 @@ export const connectionModel = setup({
       const tag = tagOf(event);
       return tag !== undefined && carriedOf(tag) === 'nos';
     },
-    /** isStaleSessionMissing: a caller's call that carried an earlier session. */
+    /** isStaleSessionMissing: a call (first send or re-send, F3 revised) that carried an earlier session. */
     staleSessionMissing: ({ event }) => {
       const tag = tagOf(event);
-      return tag !== undefined && carriedOf(tag) === 'old' && originOf(tag) === 'caller';
+      return tag !== undefined && carriedOf(tag) === 'old';
     },
-    /** canRequeue: a caller's call (not a re-send) met 404 while the session is re-established. */
+    /** canRequeue: a call (a re-send too, F3 revised) met 404 while the session is re-established. */
     canRequeue: ({ event }) => {
       const tag = tagOf(event);
-      return tag !== undefined && carriedOf(tag) !== 'nos' && originOf(tag) === 'caller';
+      return tag !== undefined && carriedOf(tag) !== 'nos';
     },
-    /** canRecover: asked to, an initialize to repeat, and not for a call already re-sent once. */
-    canRecover: ({ context, event }) => {
-      const tag = tagOf(event);
-      return context.config.recovery === 'reinitialize' && context.cached && (tag === undefined || originOf(tag) === 'caller');
-    },
+    /**
+     * canRecover: asked to, and an initialize to repeat (F3 revised: a re-sent call that meets
+     * another 404 recovers again; its re-sends are bounded, MAX_RESENDS, beyond what a path makes).
+     */
+    canRecover: ({ context }) => context.config.recovery === 'reinitialize' && context.cached,
     returnsToConnecting: ({ context }) => context.authReturn === 'connecting',
     returnsToInitializing: ({ context }) => context.authReturn === 'initializing',
     /** needsUserMidSession: the flow needed the user (the token refresh failed) in an open session. */
@@ -812,8 +812,10 @@ export const connectionModel = setup({
           entry: assign(({ context }) => ({ out: sorted([...context.out, 'init']) })),
           on: {
             'init.ok': { target: 'confirming', actions: assign(({ context }) => ({ session: true, out: without(context.out, 'init') })) },
-            'init.404': { target: '#connection.failed', actions: 'expire' },
-            'init.500': { target: '#connection.failed', actions: 'expire' },
+            // F3, F4 revised: a failed re-initialize is tried again within the budget (the model's
+            // transports have maxRetries 0: none), then the chart waits.
+            'init.404': { target: '#connection.waiting' },
+            'init.500': { target: '#connection.waiting' },
             'req.ok': { actions: 'answerCall' },
             'note.202': { actions: 'answerNote' },
             'req.404': [{ guard: 'canRequeue', actions: 'requeueCall' }, { actions: 'answerCall' }],
@@ -829,7 +831,7 @@ export const connectionModel = setup({
               target: '#connection.open',
               actions: [assign(({ context }) => ({ recovered: true, out: without(context.out, 'initd') })), 'flush'],
             },
-            'initd.500': { target: '#connection.failed', actions: 'expire' },
+            'initd.500': { target: '#connection.waiting' },
             'req.ok': { actions: 'answerCall' },
             'note.202': { actions: 'answerNote' },
             'req.404': [{ guard: 'canRequeue', actions: 'requeueCall' }, { actions: 'answerCall' }],
@@ -837,7 +839,38 @@ export const connectionModel = setup({
             'req.cut': { actions: 'answerCall' },
           },
         },
+        /** R4: the backoff between re-initializes; with the model's maxRetries 0 it is never entered. */
+        backoff: {},
       },
+    },
+    /**
+     * F4: waiting for the server: the calls held for the failed attempt fail (failHeldCalls); a
+     * send is held for an attempt made at once (retrying). The timer's attempt is not modelled:
+     * the model's transports wait an hour.
+     */
+    waiting: {
+      entry: assign(() => ({ queue: [] })),
+      on: {
+        'send.request': { target: 'retrying', actions: assign(({ context }) => ({ queue: sorted([...context.queue, 'req:caller:s']) })) },
+        'send.notification': { target: 'retrying', actions: assign(({ context }) => ({ queue: sorted([...context.queue, 'note']) })) },
+        // cancelRequest: the one call outstanding is dropped; the cancellation is queued for the attempt
+        'send.cancel': {
+          target: 'retrying',
+          actions: assign(({ context }) => ({
+            out: context.out.filter((tag) => !tag.startsWith('req:')),
+            queue: sorted([...context.queue.filter((tag) => !tag.startsWith('req:')), 'note']),
+          })),
+        },
+        'req.ok': { actions: 'answerCall' },
+        'note.202': { actions: 'answerNote' },
+        'req.404': { actions: 'answerCall' },
+        'req.500': { actions: 'answerCall' },
+        'req.cut': { actions: 'answerCall' },
+      },
+    },
+    /** F4: the attempt: a new session (the 2026-07-28 era's probe is the modern model's). */
+    retrying: {
+      always: { guard: 'canRecover', target: 'reconnecting' },
     },
     closing: {
       // stopEverything: every POST, the GET, the legacy stream and the authorization stop; queued sends fail
@@ -974,7 +1007,9 @@ export function isApplicable(snapshot: ModelSnapshot, event: ModelEvent): boolea
       return (
         callCount(context) === 1 &&
         noteCount(context) === 0 &&
-        (snapshot.matches('reconnecting') || (snapshot.matches('open') && parkedReqTags(context).length === 1))
+        (snapshot.matches('reconnecting') ||
+          snapshot.matches('waiting') ||
+          (snapshot.matches('open') && parkedReqTags(context).length === 1))
       );
     case 'init.401':
       return has(context.out, 'init') && authorizing;

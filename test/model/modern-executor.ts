@@ -306,6 +306,13 @@ export class ModernWorld extends ModelWorld<ModernSnapshot, ModernEvent> {
       case 'call.500':
         puppet.answer(this.heldOfKind('call'), text(500, 'internal error'));
         return;
+      case 'call.refused':
+        // F4: the connection closes before any response, as a server going down leaves it.
+        puppet.drop(this.heldOfKind('call'));
+        return;
+      case 'probe.refused':
+        puppet.drop(this.heldOfKind('probe'));
+        return;
       case 'call.401':
         puppet.answer(
           this.heldOfKind('call'),

@@ -54,6 +54,10 @@ export type ModernEventType =
   | 'call.404'
   | 'call.500'
   | 'call.401'
+  /** F4: the server is down: the held call's connection closes before any response (no status at all). */
+  | 'call.refused'
+  /** F4: the chart's own probe, while it waits for the server, meets the same. */
+  | 'probe.refused'
   | 'stream.response'
   | 'stream.cut'
   | 'listen.open'
@@ -102,6 +106,8 @@ export interface ModernContext {
   authDone: boolean;
   /** E5: the call in flight is already the re-issue (it is not re-issued again). */
   reissued: boolean;
+  /** F4: the chart keeps the Client's probe (a probe it POSTed was answered with a result): while waiting it repeats it. */
+  probeKept: boolean;
   /** The chart knows the era is 2026-07-28 (it was in `modern`, or the state was restored): a start goes straight there. */
   era: boolean;
   /**
@@ -126,13 +132,14 @@ export const modernModel = setup({
     charted: ({ context }: Ctx) => context.charted,
     warned: ({ context }: Ctx) => context.warned > 0,
     authorizes: ({ context }: Ctx) => context.config.auth && !context.authDone,
+    probeKept: ({ context }: Ctx) => context.probeKept,
     reissues: ({ context }: Ctx) => context.config.reissue === true && !context.reissued,
   },
   actions: {
     sendProbe: assign(({ context }: Ctx) => ({ held: add(context.held, 'probe'), waiting: add(context.waiting, 'probe') })),
     /** The probe is answered (its result, or its error): it waits no more. */
     probeAnswered: assign(({ context }: Ctx) => ({ held: without(context.held, 'probe'), waiting: without(context.waiting, 'probe') })),
-    keepDiscover: assign({ discover: true }),
+    keepDiscover: assign({ discover: true, probeKept: true }),
     /** F2: a start begins afresh (the E4 warning may come again); the era and the probe's answer are kept (E10). */
     startFresh: assign(({ context }) => ({ warned: 0 as const, told: context.config.restored })),
     /** The world sees this in the caller's answer, not in the context. */
@@ -170,6 +177,7 @@ export const modernModel = setup({
     held: [],
     waiting: [],
     discover: input.restored,
+    probeKept: false,
     warned: 0,
     offline: false,
     charted: false,
@@ -261,6 +269,8 @@ export const modernModel = setup({
         'call.404': { actions: ['callAnswered', 'answered'] },
         // W6: the server is failing
         'call.500': { actions: ['callAnswered', 'trouble'] },
+        // F4: no response at all: the call fails, and the chart waits for the server
+        'call.refused': { target: '#connection.waiting', actions: 'callAnswered' },
         // A1: offered only where the path authorizes (elsewhere a 401 is a failure like call.500's)
         'call.401': {
           guard: 'authorizes',
@@ -297,6 +307,32 @@ export const modernModel = setup({
             },
             offline: { on: { 'net.online': { target: 'online', actions: assign({ offline: false }) } } },
           },
+        },
+      },
+    },
+    /** F4: waiting for the server: a call is held for an attempt made at once (the timer's waits an hour here). */
+    waiting: {
+      on: { call: { target: 'retrying', actions: assign(({ context }) => ({ waiting: add(context.waiting, 'call'), charted: false })) } },
+    },
+    /** F4: the attempt: the Client's probe again when the chart kept it; else straight back, the held call sent. */
+    retrying: {
+      always: [
+        { guard: 'probeKept', target: 'probing' },
+        { target: 'modern', actions: assign(({ context }) => ({ held: add(context.held, 'call'), charted: true })) },
+      ],
+    },
+    probing: {
+      entry: assign(({ context }) => ({ held: add(context.held, 'probe') })),
+      on: {
+        // the server is back: connected again, the held call goes out (flushQueue, a POST child)
+        'probe.result': {
+          target: 'modern',
+          actions: assign(({ context }) => ({ held: add(without(context.held, 'probe'), 'call'), charted: true })),
+        },
+        // still down: the held call fails typed (TransportWaitingError), and the chart waits again
+        'probe.refused': {
+          target: 'waiting',
+          actions: assign(({ context }) => ({ held: without(context.held, 'probe'), waiting: without(context.waiting, 'call') })),
         },
       },
     },
@@ -354,6 +390,8 @@ const serverHolds: Partial<Record<ModernEventType, HeldKind>> = {
   'call.404': 'call',
   'call.500': 'call',
   'call.401': 'call',
+  'call.refused': 'call',
+  'probe.refused': 'probe',
   'stream.response': 'callStream',
   'stream.cut': 'callStream',
   'listen.open': 'listen',
@@ -393,7 +431,9 @@ export function isModernEventApplicable(snapshot: ModernSnapshot, event: ModernE
     case 'setModern':
       return snapshot.matches('connecting');
     case 'call':
-      return idle && snapshot.matches('modern') && !has(context.waiting, 'call') && !has(context.held, 'call');
+      return (
+        ((idle && snapshot.matches('modern')) || snapshot.matches('waiting')) && !has(context.waiting, 'call') && !has(context.held, 'call')
+      );
     case 'listen':
       return idle && snapshot.matches('modern') && !has(context.waiting, 'listen');
     case 'listen.abort':
@@ -412,7 +452,7 @@ export function isModernEventApplicable(snapshot: ModernSnapshot, event: ModernE
     case 'terminate':
       return snapshot.matches('modern');
     case 'close':
-      return running(snapshot) || snapshot.matches('authorizing');
+      return running(snapshot) || snapshot.matches('authorizing') || snapshot.matches('waiting') || snapshot.matches('probing');
     case 'net.offline':
     case 'net.online':
       return snapshot.matches('modern');
@@ -507,6 +547,18 @@ export const modernConfigs: readonly ModernConfig[] = [
     restored: false,
     reissue: true,
     events: ['start', 'setModern', 'call', 'call.sse', 'call.json', 'stream.response', 'stream.cut', 'close'],
+  },
+  {
+    name: 'outage',
+    auth: false,
+    restored: false,
+    events: ['start', 'probe', 'probe.result', 'probe.refused', 'setModern', 'call', 'call.json', 'call.refused', 'close'],
+  },
+  {
+    name: 'restored outage',
+    auth: false,
+    restored: true,
+    events: ['start', 'call', 'call.json', 'call.refused', 'close'],
   },
   {
     name: 'restored',
