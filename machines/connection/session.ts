@@ -166,8 +166,8 @@ export const sessionStates = {
       'post.failed': [
         authorizeFrom('initializing'),
         staleSessionMissing,
-        // F3: the session was lost before the handshake ended: made again like any other (F4: failed only with sessionRecovery 'fail').
-        { guard: 'isSessionMissing', target: 'recovering', actions: 'stopPost' },
+        // The session was lost before the handshake ended: the Client's connect() fails with it (start() again begins afresh).
+        { guard: 'isSessionMissing', target: 'failed', actions: ['stopPost', 'expireSession', 'answerExpired'] },
         otherFailure,
       ],
     },

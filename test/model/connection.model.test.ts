@@ -47,7 +47,30 @@ const kind: PathKind = process.env.MODEL_PATHS === 'simple' ? 'simple' : 'shorte
 const needsSecondGetAfterRecovery =
   'G2 after F3: a session-missing 404 to a second standalone GET of a session just re-established; no world of the models makes that GET';
 
+/** F3: the models' transports never retry (maxRetries 0, every wait an hour), so a failed re-initialize waits at once. */
+const noQuickRetries =
+  "F3: the models' transports have maxRetries 0 and hour-long waits (no stream ever reconnects in them), so a failed re-initialize " +
+  'goes to `waiting` at once and no planned wait ends; test/unit/connection.test.ts and test/integration/heal.test.ts (F3, F4) take these';
+
+/** States of the real chart no world of the models reaches, and why (their transitions are in `unreachable` too). */
+const unreachableStates: Record<string, string> = { 'connection.reconnecting.backoff': noQuickRetries };
+
 const unreachable: Record<string, string> = {
+  'connection.reconnecting.reinitializing|post.failed|0': noQuickRetries,
+  'connection.reconnecting.confirming|post.failed|0': noQuickRetries,
+  ...Object.fromEntries(
+    [...transitionsOf(connectionMachine).keys()]
+      .filter((key) => key.startsWith('connection.reconnecting.backoff|') || key.startsWith('connection.waiting|xstate.after.'))
+      .map((key) => [key, noQuickRetries]),
+  ),
+  'connection.retrying|always|3':
+    'F4: `waiting` follows a recovery that canRecover allowed, or a 2026-07-28 call; nothing changes either before the attempt',
+  ...Object.fromEntries(
+    ['send|0', 'send|1', 'post.done|1', 'post.failed|1'].map((key) => [
+      `connection.probing|${key}`,
+      'F4: the modern model has one call at a time, and it is the one held for the probe: nothing else is sent or answered while it is out',
+    ]),
+  ),
   'connection.closed|close|0': 'the facade: close() on a closed transport resolves without telling the chart',
   'connection.open|standalone.sessionMissing|0': needsSecondGetAfterRecovery,
   // W6: the health region is shared by `open` and `modern`; the 2026-07-28 era has no standalone stream.
@@ -151,7 +174,7 @@ describe('connection chart, model-based', () => {
   });
 
   it('the paths generated from the model visit every state and take every transition of the model', () => {
-    const missedStates = modelStates.filter((id) => !modelCoverage.states.has(id));
+    const missedStates = modelStates.filter((id) => !modelCoverage.states.has(id) && !(id in unreachableStates));
     const missedTransitions = [...modelTransitions.keys()].filter(
       (key) => !modelCoverage.transitions.has(key) && !modelUnreachable.has(key),
     );
@@ -238,7 +261,7 @@ describe('connection chart, model-based', () => {
   });
 
   it('the runs visited every state of the real chart and took every transition the world can cause', () => {
-    const missedStates = realStates.filter((id) => !realCoverage.states.has(id));
+    const missedStates = realStates.filter((id) => !realCoverage.states.has(id) && !(id in unreachableStates));
     const missedTransitions = [...realTransitions.keys()].filter((key) => !realCoverage.transitions.has(key) && !(key in unreachable));
     const unexpectedlyTaken = Object.keys(unreachable).filter((key) => realCoverage.transitions.has(key));
     const taken = [...realTransitions.keys()].filter((key) => realCoverage.transitions.has(key)).length;

@@ -814,8 +814,10 @@ export const connectionModel = setup({
             'init.ok': { target: 'confirming', actions: assign(({ context }) => ({ session: true, out: without(context.out, 'init') })) },
             // F3, F4 revised: a failed re-initialize is tried again within the budget (the model's
             // transports have maxRetries 0: none), then the chart waits.
-            'init.404': { target: '#connection.waiting' },
-            'init.500': { target: '#connection.waiting' },
+            'init.404': { target: '#connection.waiting', actions: assign(({ context }) => ({ out: without(context.out, 'init') })) },
+            'init.500': { target: '#connection.waiting', actions: assign(({ context }) => ({ out: without(context.out, 'init') })) },
+            // answered, but not with an InitializeResult: nothing a quick retry fixes; the chart waits
+            'init.rpcError': { target: '#connection.waiting', actions: assign(({ context }) => ({ out: without(context.out, 'init') })) },
             'req.ok': { actions: 'answerCall' },
             'note.202': { actions: 'answerNote' },
             'req.404': [{ guard: 'canRequeue', actions: 'requeueCall' }, { actions: 'answerCall' }],
@@ -831,7 +833,7 @@ export const connectionModel = setup({
               target: '#connection.open',
               actions: [assign(({ context }) => ({ recovered: true, out: without(context.out, 'initd') })), 'flush'],
             },
-            'initd.500': { target: '#connection.waiting' },
+            'initd.500': { target: '#connection.waiting', actions: assign(({ context }) => ({ out: without(context.out, 'initd') })) },
             'req.ok': { actions: 'answerCall' },
             'note.202': { actions: 'answerNote' },
             'req.404': [{ guard: 'canRequeue', actions: 'requeueCall' }, { actions: 'answerCall' }],
