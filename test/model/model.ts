@@ -1201,6 +1201,31 @@ export const modelConfigs: readonly ModelConfig[] = [
     ],
   },
   {
+    // F4: a re-initialize refused while a second call is still in flight: the chart waits with it
+    // parked (its answer, failure or cancellation meets `waiting`); a send from there tries again.
+    ...base,
+    name: 'recovery-wait',
+    standalone: false,
+    maxCalls: 2,
+    events: [
+      'start',
+      'close',
+      'send.initialize',
+      'send.initialized',
+      'send.request',
+      'send.cancel',
+      'init.ok',
+      'init.500',
+      'initd.202',
+      'req.ok',
+      'req.404',
+      'req.500',
+      'req.cut',
+      'note.202',
+      'del.200',
+    ],
+  },
+  {
     ...base,
     name: 'preset',
     presetSession: true,
