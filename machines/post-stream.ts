@@ -134,9 +134,21 @@ const postStreamSetup = setup({
       if (lastEventId === undefined || !isResumableEventId(lastEventId)) return false;
       return context.attempt > context.options.reconnection.maxRetries || emptyResumeTimeLeft(context) < minReconnectDelay;
     },
-    /** R12: a resume GET failed after resumes came back empty, and the window has no room for another wait (offline waits spend none). */
-    emptyResumeWindowSpent: ({ context }) =>
-      context.emptyResumes > 0 && !context.offline && emptyResumeTimeLeft(context) < minReconnectDelay,
+    /**
+     * R12: a resume GET failed for a cause worth retrying (R6) after resumes came back empty, and the
+     * window has no room for another wait (offline waits spend none). A missing session or a 401 still
+     * goes to the parent as itself.
+     */
+    emptyResumeWindowSpent: ({ context }, params: { error: unknown }) => {
+      const status = statusOf(params.error);
+      return (
+        context.emptyResumes > 0 &&
+        !context.offline &&
+        !isSessionMissing(params.error) &&
+        (status === undefined || transientStatus.has(status)) &&
+        emptyResumeTimeLeft(context) < minReconnectDelay
+      );
+    },
   },
   delays: {
     /** R4 within R12: planned once as the wait begins (W3); after an empty resume, never past the window. */
@@ -371,7 +383,11 @@ export const postStreamMachine = postStreamSetup.createMachine({
           },
         ],
         onError: [
-          { guard: 'emptyResumeWindowSpent', target: 'failed', actions: 'failEmptyResumes' },
+          {
+            guard: { type: 'emptyResumeWindowSpent', params: ({ event }) => ({ error: event.error }) },
+            target: 'failed',
+            actions: 'failEmptyResumes',
+          },
           {
             guard: { type: 'canRetry', params: ({ event }) => ({ error: event.error }) },
             target: 'backoff',

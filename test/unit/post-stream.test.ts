@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor, createMachine, SimulatedClock } from 'xstate';
 import { postStreamMachine, type PostStreamInput, type PostStreamReport } from '../../machines/post-stream.js';
 import { NO_ATTEMPTS } from '../../machines/connection/messages.js';
-import { EmptyResumesError, StreamEndedError } from '../../machines/errors.js';
+import { EmptyResumesError, StreamableHTTPError, StreamEndedError } from '../../machines/errors.js';
 import type { ChartOptions, StreamEnd } from '../../machines/types.js';
 import { defaultReconnection } from '../../machines/backoff.js';
 import { chartOptions, fakeIo, flush, openStream, streamEnd, ticket, type FakeIo } from './fakes.js';
@@ -378,6 +378,25 @@ describe('POST stream chart: empty resumes (R12)', () => {
     expect(emptyResumesErrorOf(failure).emptyResumes).toBe(1);
     expect(failure.error.cause).toBe(refused);
     expect(io.resumes).toHaveLength(2);
+  });
+
+  it('R12, F3: a resume GET answered 404 (session missing) after the window is reported as itself, for session recovery, not as empty resumes', async () => {
+    const { io, clock, reports, post } = setUp({ reconnection: { ...defaultReconnection, jitter: false, maxRetries: 50 } });
+    await streamEnded(io, { lastEventId: '1', progressed: true });
+    clock.increment(contextOf(post()).wait!.delayMs);
+    await flush();
+    io.resumes.at(-1)!.resolve({ kind: 'sse', stream: openStream() });
+    await flush();
+    io.readers.at(-1)!.send({ type: 'stream.ended', end: streamEnd({ progressed: false }) });
+    await flush();
+    clock.increment(contextOf(post()).wait!.delayMs);
+    await flush();
+    clock.increment(14_000);
+    const missing = new StreamableHTTPError('session not found', { status: 404, sessionMissing: true });
+    io.resumes.at(-1)!.reject(missing);
+    await flush();
+    const failure = reports[0] as Extract<PostStreamReport, { type: 'post.failed' }>;
+    expect(failure.error).toBe(missing);
   });
 
   it('R12, R5: a resume that delivers an event is progress: the window and the count start again', async () => {
