@@ -101,19 +101,51 @@ export function ceilingDelay(context: WaitContext): number {
   return Math.max(context.retryMs ?? 0, context.options.reconnection.maxReconnectionDelay, minReconnectDelay);
 }
 
+/**
+ * R12: a POST stream whose resumes keep coming back empty (answered, but no event and no message)
+ * settles within this long of its stream's first end (the first end since its last progress).
+ */
+export const emptyResumeWindowMs = 15_000;
+
+/** R12: the latest a resume is planned after that first end: its GET keeps a second to be answered inside the window. */
+export const lastResumeDueMs = emptyResumeWindowMs - 1_000;
+
+/** What a POST stream keeps besides its waits (R12): the empty resumes since its last progress, and when that run began. */
+export interface ResumeWaitContext extends WaitContext {
+  /** Resumes answered with a stream that ended with no progress, since the last progress. */
+  emptyResumes: number;
+  /** When the stream first ended since its last progress (`options.now`); undefined before any end. */
+  firstEndAt: number | undefined;
+}
+
+/** R12: how long is left, from now, to plan another resume of a stream whose resumes came back empty. */
+export function emptyResumeTimeLeft(context: ResumeWaitContext): number {
+  return context.firstEndAt === undefined ? lastResumeDueMs : context.firstEndAt + lastResumeDueMs - context.options.now();
+}
+
+/**
+ * R4 within R12: the delay of a POST stream's next resume. Once a resume has come back empty, no
+ * wait (jitter included) runs past `lastResumeDueMs` after the first end; the floor still holds.
+ */
+export function resumeDelay(context: ResumeWaitContext): number {
+  const delay = nextReconnectDelay(context);
+  if (context.emptyResumes === 0) return delay;
+  return Math.max(Math.min(delay, emptyResumeTimeLeft(context)), minReconnectDelay);
+}
+
 /** R11: an event id that can be sent back as a `Last-Event-ID` header (visible ASCII, inner spaces allowed). */
 export function isResumableEventId(id: string): boolean {
   return /^[\x21-\x7E](?:[\x20-\x7E]*[\x21-\x7E])?$/.test(id);
 }
 
 /** W3: a wait computed once, so the timer, a caller's scheduler and a UI all see the same delay. */
-export function planWait(context: WaitContext, delayOf: (context: WaitContext) => number): PlannedWait {
+export function planWait<C extends WaitContext>(context: C, delayOf: (context: C) => number): PlannedWait {
   const delayMs = delayOf(context);
   return { attempt: context.attempt, delayMs, dueAt: context.options.now() + delayMs };
 }
 
 /** The planned delay of the wait that just began (the `after` timers read it). */
-export function plannedDelay(context: WaitContext, delayOf: (context: WaitContext) => number): number {
+export function plannedDelay<C extends WaitContext>(context: C, delayOf: (context: C) => number): number {
   return context.wait?.delayMs ?? delayOf(context);
 }
 
@@ -142,10 +174,10 @@ export const waitImplementations = {
  * W2: offline, the wait pauses (tag `offline`): no timer runs and no attempt is spent; `online`
  * goes to the target at once.
  */
-export function waitStates<const Delay extends string, const Target extends string>(
+export function waitStates<const Delay extends string, const Target extends string, C extends WaitContext = WaitContext>(
   delay: Delay,
   target: Target,
-  delayOf: (context: WaitContext) => number,
+  delayOf: (context: C) => number,
 ) {
   return {
     initial: 'choosing',
@@ -164,7 +196,7 @@ export function waitStates<const Delay extends string, const Target extends stri
         tags: ['waiting'],
         invoke: {
           src: 'scheduledWait',
-          input: ({ context }: { context: WaitContext }): ScheduledWaitInput => ({
+          input: ({ context }: { context: C }): ScheduledWaitInput => ({
             scheduler: context.options.reconnectionScheduler ?? (() => undefined),
             delay: plannedDelay(context, delayOf),
             // Zero-based, as the SDK passes it.

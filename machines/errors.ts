@@ -131,6 +131,26 @@ export class StreamIdleError extends McpTransportError {}
 /** A stream ended or broke before the response it was carrying arrived, and could not resume. */
 export class StreamEndedError extends McpTransportError {}
 
+/**
+ * R12: a POST stream's resumes were answered but delivered nothing (empty streams, comments only),
+ * so its call was given up within 15 s of the stream's first end instead of spending its whole budget.
+ */
+export class EmptyResumesError extends StreamEndedError {
+  /** How many resumes came back empty in a row. */
+  readonly emptyResumes: number;
+  /** How long after the stream's first end the call was given up, in ms. */
+  readonly sinceFirstEndMs: number;
+
+  constructor(emptyResumes: number, sinceFirstEndMs: number, options?: { cause?: unknown }) {
+    super(
+      `request stream could not be resumed: ${emptyResumes} resume${emptyResumes === 1 ? '' : 's'} answered with an empty stream (no event, no message) in ${Math.round(sinceFirstEndMs)} ms since it ended`,
+      options,
+    );
+    this.emptyResumes = emptyResumes;
+    this.sinceFirstEndMs = sinceFirstEndMs;
+  }
+}
+
 /** The session is gone on the server and was not (or could not be) re-established. */
 export class SessionExpiredError extends McpTransportError {}
 

@@ -135,6 +135,12 @@ export interface PostStreamContext extends PostStreamInput {
   retryMs: number | undefined;
   /** Reconnects made since the last progress (R5). */
   attempt: number;
+  /** R12: the stream being read is a resume's (a GET's answer), not the POST's own. */
+  fromResume: boolean;
+  /** R12: resumes answered with a stream that ended with no progress, since the last progress. */
+  emptyResumes: number;
+  /** R12: when the stream first ended since its last progress (`options.now`). */
+  firstEndAt: number | undefined;
   /** R4: the next wait follows a stream that ended (its `retry` applies) or a resume that failed (backoff). */
   waitAfter: 'ended' | 'failed';
   error: Error | undefined;

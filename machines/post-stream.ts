@@ -1,16 +1,18 @@
 import { assign, enqueueActions, fromCallback, fromPromise, raise, sendParent, sendTo, setup } from 'xstate';
 import type { GetResult, NetworkEvent, PostResult } from './types.js';
 import {
+  emptyResumeTimeLeft,
   isResumableEventId,
-  nextReconnectDelay,
+  minReconnectDelay,
+  plannedDelay,
   planWait,
+  resumeDelay,
   scheduledWait,
   waitImplementations,
   waitStates,
-  type WaitContext,
 } from './backoff.js';
 import { idleWatch, idleWatchStates } from './idle-watch.js';
-import { isSessionMissing, MessageTooLargeError, statusOf, StreamEndedError, toError } from './errors.js';
+import { EmptyResumesError, isSessionMissing, MessageTooLargeError, statusOf, StreamEndedError, toError } from './errors.js';
 import { DISCOVER, envelopeVersion, isRequest, LISTEN, requestIdsOf } from './connection/messages.js';
 import { asCallersAnswer, onTheWire, readerInput } from './post-stream-wire.js';
 import type {
@@ -54,6 +56,8 @@ const onStreamEnded = [
   { guard: 'listenCancelledByServer', target: '#postStream.done' },
   // E13: any other request the server cancelled will not be answered: it fails at once, not resumed.
   { guard: 'cancelledByServer', target: '#postStream.failed', actions: 'failCancelled' },
+  // R12: a resume answered with nothing again, and its budget or its 15 s window spent: fail, naming the empty resumes.
+  { guard: 'emptyResumesSpent', target: '#postStream.failed', actions: 'failEmptyResumes' },
   { guard: 'canResume', target: '#postStream.backoff', actions: 'adoptEnd' },
   // R11: an event id that cannot be sent back as Last-Event-ID: not resumable, fail at once.
   { guard: 'endedUnsendable', target: '#postStream.failed', actions: 'failUnsendable' },
@@ -120,9 +124,40 @@ const postStreamSetup = setup({
       );
     },
     gotStream: (_, params: { result: GetResult }) => params.result.kind === 'sse',
+    /**
+     * R12: a resumed stream ended with no progress (an empty 200, comments only) and no other resume
+     * fits: the budget is spent (R5), or the window since the first end has no room for one more wait.
+     */
+    emptyResumesSpent: ({ context, event }) => {
+      if (event.type !== 'stream.ended' || event.end.progressed || !context.fromResume || context.modern === true) return false;
+      const lastEventId = event.end.lastEventId ?? context.lastEventId;
+      if (lastEventId === undefined || !isResumableEventId(lastEventId)) return false;
+      return context.attempt > context.options.reconnection.maxRetries || emptyResumeTimeLeft(context) < minReconnectDelay;
+    },
+    /**
+     * R12: a resume GET failed for a cause worth retrying (R6) after resumes came back empty, and the
+     * window has no room for another wait (offline waits spend none). A missing session or a 401 still
+     * goes to the parent as itself.
+     */
+    emptyResumeWindowSpent: ({ context }, params: { error: unknown }) => {
+      const status = statusOf(params.error);
+      return (
+        context.emptyResumes > 0 &&
+        !context.offline &&
+        !isSessionMissing(params.error) &&
+        (status === undefined || transientStatus.has(status)) &&
+        emptyResumeTimeLeft(context) < minReconnectDelay
+      );
+    },
+  },
+  delays: {
+    /** R4 within R12: planned once as the wait begins (W3); after an empty resume, never past the window. */
+    resumeDelay: ({ context }) => plannedDelay(context, resumeDelay),
   },
   actions: {
-    planWait: assign(({ context }, params: { delayOf: (context: WaitContext) => number }) => ({ wait: planWait(context, params.delayOf) })),
+    planWait: assign(({ context }, params: { delayOf: (context: PostStreamContext) => number }) => ({
+      wait: planWait(context, params.delayOf),
+    })),
     noteOffline: assign({ offline: true }),
     noteOnline: assign({ offline: false }),
     acknowledge: ({ context }) => {
@@ -150,16 +185,28 @@ const postStreamSetup = setup({
       if (result.kind === 'sse') return { responseSessionId: result.sessionId, stream: result.stream };
       return { responseSessionId: result.sessionId };
     }),
-    /** R1, R4, R5: what the ended stream said is what the resume goes on from. */
+    /** R1, R4, R5: what the ended stream said is what the resume goes on from; R12: an empty resume is counted. */
     adoptEnd: assign(({ context, event }) => {
       if (event.type !== 'stream.ended') return {};
+      const { progressed } = event.end;
       return {
+        emptyResumes: progressed ? 0 : context.fromResume ? context.emptyResumes + 1 : context.emptyResumes,
+        firstEndAt: progressed || context.firstEndAt === undefined ? context.options.now() : context.firstEndAt,
         lastEventId: event.end.lastEventId ?? context.lastEventId,
         retryMs: event.end.retryMs ?? context.retryMs,
         attempt: event.end.progressed ? 1 : context.attempt + 1,
         waitAfter: 'ended' as const,
         stream: undefined,
       };
+    }),
+    /** R12: the call is given up, naming its empty resumes (the one that just ended included, when it was one). */
+    failEmptyResumes: assign({
+      error: ({ context, event }) => {
+        const emptied = event.type === 'stream.ended' ? 1 : 0;
+        const since = context.firstEndAt === undefined ? 0 : context.options.now() - context.firstEndAt;
+        const cause = event.type === 'stream.ended' ? event.end.error : 'error' in event ? event.error : undefined;
+        return new EmptyResumesError(context.emptyResumes + emptied, since, cause === undefined ? undefined : { cause });
+      },
     }),
     failCancelled: assign({ error: () => new StreamEndedError('the server cancelled the request (notifications/cancelled)') }),
     failUnsendable: assign({
@@ -235,6 +282,9 @@ export const postStreamMachine = postStreamSetup.createMachine({
     seenIds: input.interrupted?.seenIds ?? new Set<string>(),
     retryMs: undefined,
     attempt: 0,
+    fromResume: false,
+    emptyResumes: 0,
+    firstEndAt: undefined,
     waitAfter: 'ended',
     error: undefined,
     wait: undefined,
@@ -304,7 +354,7 @@ export const postStreamMachine = postStreamSetup.createMachine({
       },
     },
     /** R4: the stream's own retry value, else exponential backoff with jitter. */
-    backoff: waitStates('reconnectDelay', '#postStream.resuming', nextReconnectDelay),
+    backoff: waitStates('resumeDelay', '#postStream.resuming', resumeDelay),
     /** R1: GET with Last-Event-ID; the request is never POSTed again. */
     resuming: {
       invoke: {
@@ -320,7 +370,7 @@ export const postStreamMachine = postStreamSetup.createMachine({
           {
             guard: { type: 'gotStream', params: doneResult },
             target: 'streaming',
-            actions: assign({ stream: ({ event }) => (event.output.kind === 'sse' ? event.output.stream : undefined) }),
+            actions: assign({ stream: ({ event }) => (event.output.kind === 'sse' ? event.output.stream : undefined), fromResume: true }),
           },
           {
             target: 'failed',
@@ -333,6 +383,11 @@ export const postStreamMachine = postStreamSetup.createMachine({
           },
         ],
         onError: [
+          {
+            guard: { type: 'emptyResumeWindowSpent', params: ({ event }) => ({ error: event.error }) },
+            target: 'failed',
+            actions: 'failEmptyResumes',
+          },
           {
             guard: { type: 'canRetry', params: ({ event }) => ({ error: event.error }) },
             target: 'backoff',

@@ -8,6 +8,7 @@ export {
   MessageTooDeepError,
   StreamIdleError,
   StreamEndedError,
+  EmptyResumesError,
   SessionExpiredError,
   TransportClosedError,
   TransportFailedError,

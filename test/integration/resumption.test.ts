@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CallToolResultSchema, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { JSONRPCMessage, ReconnectionOptions } from '../../src/index.js';
+import { EmptyResumesError, findTransportError, type JSONRPCMessage, type ReconnectionOptions } from '../../src/index.js';
 import type { FaultProxy, FaultProxyOptions, ProxiedRequest } from '../support/fault-proxy.js';
 import { closedForGood, noCallsInFlight, only, textOf, until } from '../support/harness.js';
 import {
@@ -341,6 +341,54 @@ describe('R5: the retry budget', { timeout: 10_000 }, () => {
 
     await rejection(client.callTool({ name: 'progress', arguments: { steps: 4 } }, undefined, { onprogress: () => undefined }));
     expect(proxy.requests.filter(isResume).map((r) => r.status)).toEqual([503, 503, 200]);
+  });
+});
+
+describe('R12: resumes answered but empty', { timeout: 15_000 }, () => {
+  it('R12, R4, R5: a call whose resumes come back 200 and empty (the defaults, jitter on) settles with EmptyResumesError; the waits the chart planned end within 15 s of the first end', async () => {
+    // The clock is driven: Date is faked (only Date), and the caller's reconnectionScheduler moves it by
+    // each planned delay before it lets the resume go, so the chart's 15 s window is measured on that clock.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const planned: number[] = [];
+      const reconnectionScheduler = (reconnect: () => void, delay: number) => {
+        planned.push(delay);
+        vi.advanceTimersByTime(delay);
+        setImmediate(reconnect);
+      };
+      const defaults = {
+        initialReconnectionDelay: 1_000,
+        reconnectionDelayGrowFactor: 1.5,
+        maxReconnectionDelay: 30_000,
+        maxRetries: 5,
+        jitter: true,
+      };
+      const { proxy, client, transport, errors } = await rig({ transport: { reconnectionOptions: defaults, reconnectionScheduler } });
+      proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 1 });
+      proxy.rule({ method: 'GET', resume: true, times: Infinity, cutAfter: 0, cutMode: 'end' });
+      const firstEnd = Date.now();
+
+      const error = await rejection(
+        client.callTool({ name: 'progress', arguments: { steps: 2 } }, undefined, { onprogress: () => undefined }),
+      );
+      // The Client sees a JSON-RPC error naming the empty resumes; the typed error goes to onerror.
+      expect(error.message).toMatch(/resumes answered with an empty stream/);
+      const typed = errors.map((e) => findTransportError(e, EmptyResumesError)).find((e) => e !== undefined);
+      expect(typed, errors.map(String).join('; ')).toBeInstanceOf(EmptyResumesError);
+      // Every planned wait led to one resume GET, each answered 200 with nothing in it.
+      const resumes = proxy.requests.filter(isResume);
+      expect(resumes).toHaveLength(planned.length);
+      expect(typed!.emptyResumes).toBe(planned.length);
+      // What the chart chose: unbounded, six jittered waits sum to 20.8–41.6 s; here they end inside the window.
+      expect(planned.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(14_000);
+      expect(typed!.sinceFirstEndMs).toBeLessThanOrEqual(15_000);
+      expect(Date.now() - firstEnd).toBeLessThanOrEqual(15_000);
+      await noCallsInFlight(transport, 'the call whose resumes came back empty');
+      expect(proxy.requests.filter(isResume)).toHaveLength(planned.length);
+      expect(posts(proxy.requests, 'progress')).toHaveLength(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

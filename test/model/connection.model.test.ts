@@ -108,6 +108,10 @@ const postStreamUnreachable: Record<string, string> = {
     'the data plane carries calls only (a notification or resumeStream() always goes through the chart), so nothing awaiting no response is ever handed over',
   'postStream.interrupted|stream.ended|1':
     'E13: a subscriptions/listen never takes the direct path (isDirectCall), so no listen stream is ever handed over to a POST child',
+  'postStream.interrupted|stream.ended|3':
+    "R12: a stream taken over from the direct path is the POST's own, never a resume's, so its end is never an empty resume",
+  'postStream.resuming|xstate.error.actor.0.postStream.resuming|0':
+    'R12: a resume GET failing after empty resumes once 14 s have passed since the first end; the models have no clock (test/unit/post-stream.test.ts drives it)',
 };
 const standaloneUnreachable: Record<string, string> = {};
 

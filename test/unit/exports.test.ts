@@ -6,6 +6,7 @@ import * as devtools from '../../src/devtools/index.js';
 describe('the public API', () => {
   it('U6, W1-W3, W6, E1, E9, A7, S7: src/index.ts exports the transport, its errors, the charts and the UI helpers, and nothing internal (devtools have their own door)', () => {
     expect(Object.keys(api).sort()).toEqual([
+      'EmptyResumesError',
       'HttpAuthError',
       'InvalidMessageError',
       'InvalidOptionsError',

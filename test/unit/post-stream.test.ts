@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { createActor, createMachine, SimulatedClock } from 'xstate';
 import { postStreamMachine, type PostStreamInput, type PostStreamReport } from '../../machines/post-stream.js';
 import { NO_ATTEMPTS } from '../../machines/connection/messages.js';
-import { StreamEndedError } from '../../machines/errors.js';
+import { EmptyResumesError, StreamableHTTPError, StreamEndedError } from '../../machines/errors.js';
 import type { ChartOptions, StreamEnd } from '../../machines/types.js';
+import { defaultReconnection } from '../../machines/backoff.js';
 import { chartOptions, fakeIo, flush, openStream, streamEnd, ticket, type FakeIo } from './fakes.js';
 
 const request = { jsonrpc: '2.0' as const, id: 7, method: 'tools/call', params: { name: 'echo' } };
@@ -29,7 +30,7 @@ function setUp(overrides: Partial<ChartOptions> = {}, message: PostStreamInput['
         attempts: NO_ATTEMPTS,
         sessionId: 's',
         protocolVersion: 'v',
-        options: chartOptions(overrides),
+        options: chartOptions({ now: () => clock.now(), ...overrides }),
         ...extra,
       },
     },
@@ -281,5 +282,149 @@ describe('POST stream chart: reconnectionScheduler', () => {
     await streamEnded(io, { lastEventId: '2', progressed: true });
     actor.stop();
     expect(cancelled).toBe(1);
+  });
+});
+
+describe('POST stream chart: empty resumes (R12)', () => {
+  /** The failure's error, which must be the typed EmptyResumesError. */
+  function emptyResumesErrorOf(failure: Extract<PostStreamReport, { type: 'post.failed' }>): EmptyResumesError {
+    if (!(failure.error instanceof EmptyResumesError)) throw new Error(`expected EmptyResumesError, got ${String(failure.error)}`);
+    return failure.error;
+  }
+
+  /** The POST child's context, as the chart keeps it. */
+  function contextOf(child: unknown): { wait: { delayMs: number; dueAt: number } | undefined; emptyResumes: number } {
+    return (
+      child as { getSnapshot(): { context: { wait: { delayMs: number; dueAt: number } | undefined; emptyResumes: number } } }
+    ).getSnapshot().context;
+  }
+
+  /** Every resume is answered 200 with a stream that ends at once with nothing in it; the chart's planned waits, in order. */
+  async function emptyResumes(setup: ReturnType<typeof setUp>): Promise<number[]> {
+    const { io, clock, reports, post } = setup;
+    await streamEnded(io, { lastEventId: '1', progressed: true });
+    const planned: number[] = [];
+    for (let i = 0; i < 20 && reports.length === 0; i++) {
+      const wait = contextOf(post()).wait;
+      expect(stateOf(post())).toEqual({ backoff: 'timed' });
+      planned.push(wait!.delayMs);
+      clock.increment(wait!.delayMs);
+      await flush();
+      io.resumes.at(-1)!.resolve({ kind: 'sse', stream: openStream() });
+      await flush();
+      io.readers.at(-1)!.send({ type: 'stream.ended', end: streamEnd({ progressed: false }) });
+      await flush();
+    }
+    return planned;
+  }
+
+  it('R12, R4: resumes answered 200 and empty, with the longest jitter: the call fails typed within 15 s of the first end, every wait inside it', async () => {
+    // The defaults (1 s, ×1.5, 5 retries) with full jitter at its longest: unbounded, the six waits sum to ~41 s.
+    const setup = setUp({ reconnection: { ...defaultReconnection, jitter: true }, random: () => 0.999 });
+    const planned = await emptyResumes(setup);
+    const failure = setup.reports[0] as Extract<PostStreamReport, { type: 'post.failed' }>;
+    expect(failure.type).toBe('post.failed');
+    expect(failure.error).toBeInstanceOf(EmptyResumesError);
+    expect(failure.error).toBeInstanceOf(StreamEndedError);
+    expect(failure.error.message).toMatch(/resumes answered with an empty stream/);
+    const error = emptyResumesErrorOf(failure);
+    expect(error.emptyResumes).toBe(planned.length);
+    // What the chart chose: its planned waits (on the driven clock) end inside the window, leaving the last GET its second.
+    const sum = planned.reduce((a, b) => a + b, 0);
+    expect(sum).toBeLessThanOrEqual(14_000);
+    expect(setup.clock.now()).toBeLessThanOrEqual(15_000);
+    expect(error.sinceFirstEndMs).toBe(setup.clock.now());
+    // R4 still holds before the first empty resume: the first wait is the full jittered backoff.
+    expect(planned[0]).toBe(1_999);
+    expect(planned.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('R12, R5: with short waits the budget ends it first: maxRetries + 1 empty resumes, the same typed error', async () => {
+    const setup = setUp({
+      reconnection: {
+        initialReconnectionDelay: 100,
+        reconnectionDelayGrowFactor: 1,
+        maxReconnectionDelay: 100,
+        maxRetries: 3,
+        jitter: false,
+      },
+    });
+    const planned = await emptyResumes(setup);
+    expect(planned).toEqual([100, 100, 100, 100]);
+    const failure = setup.reports[0] as Extract<PostStreamReport, { type: 'post.failed' }>;
+    expect(failure.error).toBeInstanceOf(EmptyResumesError);
+    expect(emptyResumesErrorOf(failure).emptyResumes).toBe(4);
+  });
+
+  it('R12, R6: a resume GET that fails (network) after empty resumes, with no room left in the window, fails the call typed, the network error its cause', async () => {
+    const { io, clock, reports, post } = setUp({ reconnection: { ...defaultReconnection, jitter: false, maxRetries: 50 } });
+    await streamEnded(io, { lastEventId: '1', progressed: true });
+    // One empty resume, then the clock runs on past the window while the next GET is under way.
+    clock.increment(contextOf(post()).wait!.delayMs);
+    await flush();
+    io.resumes.at(-1)!.resolve({ kind: 'sse', stream: openStream() });
+    await flush();
+    io.readers.at(-1)!.send({ type: 'stream.ended', end: streamEnd({ progressed: false }) });
+    await flush();
+    clock.increment(contextOf(post()).wait!.delayMs);
+    await flush();
+    expect(io.resumes).toHaveLength(2);
+    clock.increment(14_000);
+    const refused = new Error('connect ECONNREFUSED 127.0.0.1:1');
+    io.resumes.at(-1)!.reject(refused);
+    await flush();
+    const failure = reports[0] as Extract<PostStreamReport, { type: 'post.failed' }>;
+    expect(failure.error).toBeInstanceOf(EmptyResumesError);
+    expect(emptyResumesErrorOf(failure).emptyResumes).toBe(1);
+    expect(failure.error.cause).toBe(refused);
+    expect(io.resumes).toHaveLength(2);
+  });
+
+  it('R12, F3: a resume GET answered 404 (session missing) after the window is reported as itself, for session recovery, not as empty resumes', async () => {
+    const { io, clock, reports, post } = setUp({ reconnection: { ...defaultReconnection, jitter: false, maxRetries: 50 } });
+    await streamEnded(io, { lastEventId: '1', progressed: true });
+    clock.increment(contextOf(post()).wait!.delayMs);
+    await flush();
+    io.resumes.at(-1)!.resolve({ kind: 'sse', stream: openStream() });
+    await flush();
+    io.readers.at(-1)!.send({ type: 'stream.ended', end: streamEnd({ progressed: false }) });
+    await flush();
+    clock.increment(contextOf(post()).wait!.delayMs);
+    await flush();
+    clock.increment(14_000);
+    const missing = new StreamableHTTPError('session not found', { status: 404, sessionMissing: true });
+    io.resumes.at(-1)!.reject(missing);
+    await flush();
+    const failure = reports[0] as Extract<PostStreamReport, { type: 'post.failed' }>;
+    expect(failure.error).toBe(missing);
+  });
+
+  it('R12, R5: a resume that delivers an event is progress: the window and the count start again', async () => {
+    const { io, clock, reports, post } = setUp({ reconnection: { ...defaultReconnection, jitter: false } });
+    await streamEnded(io, { lastEventId: '1', progressed: true });
+    // Two empty resumes, then one that delivers (progress), ~4.8 s after the first end.
+    for (let i = 0; i < 3; i++) {
+      clock.increment(contextOf(post()).wait!.delayMs);
+      await flush();
+      io.resumes.at(-1)!.resolve({ kind: 'sse', stream: openStream() });
+      await flush();
+      io.readers.at(-1)!.send({ type: 'stream.ended', end: streamEnd({ progressed: i === 2, lastEventId: i === 2 ? '2' : undefined }) });
+      await flush();
+    }
+    expect(contextOf(post()).emptyResumes).toBe(0);
+    const restart = clock.now();
+    // Empty from here on: the window counts from the end after the progress.
+    for (let i = 0; i < 20 && reports.length === 0; i++) {
+      clock.increment(contextOf(post()).wait!.delayMs);
+      await flush();
+      io.resumes.at(-1)!.resolve({ kind: 'sse', stream: openStream() });
+      await flush();
+      io.readers.at(-1)!.send({ type: 'stream.ended', end: streamEnd({ progressed: false }) });
+      await flush();
+    }
+    const failure = reports[0] as Extract<PostStreamReport, { type: 'post.failed' }>;
+    expect(failure.error).toBeInstanceOf(EmptyResumesError);
+    expect(emptyResumesErrorOf(failure).sinceFirstEndMs).toBe(clock.now() - restart);
+    expect(io.resumes.at(-1)!.input.lastEventId).toBe('2');
   });
 });
