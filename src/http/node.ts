@@ -173,35 +173,92 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
       reject(abortReason(signal));
       return;
     }
-    // No retry on a reset, as fetch: the server may have received the POST.
-    const req = transport.request(options);
-    answer(req, method, signal, resolve, reject);
-    req.end(body);
+    const outgoing: Outgoing = { transport, options, body, control };
+    answer(outgoing, true, transport.request(options), method, signal, resolve, reject);
   });
+}
+
+/** N7: what sending a request again takes; dropped by its listeners once an answer arrives. */
+interface Outgoing {
+  transport: typeof http | typeof Https;
+  options: Https.RequestOptions;
+  body: string | Buffer | undefined;
+  control: RequestControl | undefined;
+}
+
+/** N7: the failures of a kept-alive connection the server closed as the request went out. */
+function isStaleConnection(error: Error & { code?: unknown }): boolean {
+  return error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.message === 'socket hang up';
+}
+
+/**
+ * N7: the idle sockets kept for `options`' origin are closed before a request is sent again, at
+ * once, so the agent hands it a new connection (it skips destroyed idle sockets). The one that
+ * failed was the most recently used (the agent hands out the last freed first): the others have
+ * been idle longer, and the server may have closed them too.
+ */
+function dropIdleSockets(agent: unknown, options: Https.RequestOptions): void {
+  if (!(agent instanceof http.Agent)) return;
+  // Named as the agent names it: by `host` (Node copies `hostname` there before the agent sees a request).
+  const idle = agent.freeSockets[agent.getName(Object.assign({}, options, { host: options.hostname }))];
+  if (idle !== undefined) for (const socket of idle) socket.destroy();
 }
 
 /**
  * Settles a request's promise with its answer, its failure or its abort. The listeners are made
  * here, not in `nodeRequest`: a held stream keeps them, and with them only what they use, not the
  * request's options, init and headers (~0.4 KiB per held stream: bench/README.md, "Code shapes").
+ *
+ * N7: a request that failed on a reused keep-alive connection before any byte of its answer (the
+ * server closed the idle connection as the request went out: a reset, EPIPE, "socket hang up")
+ * is sent again once, on a new connection, as browsers do; the request's control hears of it
+ * (O1, the inspector). Not after a byte of the answer, nor on a fresh connection: the server may
+ * have received it. `mayResend` is false for that second attempt.
  */
 function answer(
+  outgoing: Outgoing,
+  mayResend: boolean,
   req: http.ClientRequest,
   method: string,
   signal: AbortSource,
   resolve: (response: HttpResponse | Promise<HttpResponse>) => void,
   reject: (reason: unknown) => void,
 ): void {
+  // Only while no answer arrived: a held stream's listeners keep none of the request.
+  let again = mayResend && req.reusedSocket ? outgoing : undefined;
   const onAbort = () => {
     req.destroy(abortReason(signal));
     reject(abortReason(signal));
   };
   signal.onAbort(onAbort);
+  // The bytes the reused socket had read when this request got it: any more by a failure are the answer's.
+  let readBefore = -1;
+  if (again !== undefined) {
+    req.once('socket', (socket) => {
+      readBefore = socket.bytesRead;
+    });
+  }
   req.on('error', (error) => {
     signal.offAbort(onAbort);
+    const resend = again;
+    again = undefined;
+    if (
+      resend !== undefined &&
+      !signal.aborted &&
+      readBefore >= 0 &&
+      (req.socket === null || req.socket.bytesRead === readBefore) &&
+      isStaleConnection(error)
+    ) {
+      const { body } = resend;
+      resend.control?.resent?.(error, typeof body === 'string' || body === undefined ? body : body.toString('utf8'));
+      dropIdleSockets(resend.options.agent, resend.options);
+      answer(resend, false, resend.transport.request(resend.options), method, signal, resolve, reject);
+      return;
+    }
     reject(signal.aborted ? abortReason(signal) : new TypeError('fetch failed', { cause: error }));
   });
   req.once('response', (res) => {
+    again = undefined;
     // `on`, not `once`: 'close' comes once, and a held stream keeps no once-wrapper.
     res.on('close', () => {
       signal.offAbort(onAbort);
@@ -209,6 +266,7 @@ function answer(
     // The first compressed answer waits for zlib to load (a promise, adopted by resolve).
     resolve(nodeResponse(res, method, signal));
   });
+  req.end(outgoing.body);
 }
 
 /**
