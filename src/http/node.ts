@@ -159,6 +159,10 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
     port: url.port,
     path: url.pathname + url.search,
     method,
+    // Issue 44: no socket timer while a request holds the socket (the agent's 4 s is for idle ones,
+    // set again when it frees it): a timer on a busy socket was re-armed by every chunk read and
+    // woke a held stream every 4 s for nothing (only an idle socket is closed by it).
+    timeout: 0,
     headers: proxy === undefined && !userinfo ? (headerList(url, method, body !== undefined, headers) ?? headers) : headers,
     agent:
       proxy !== undefined ? proxyAgent(proxy, url.protocol, keepAlive) : url.protocol === 'https:' ? agents['https:'] : agents['http:'],
