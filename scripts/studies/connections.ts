@@ -35,6 +35,8 @@ async function benchOnce(base: string, kind: 'this' | 'sdk'): Promise<number> {
   return opened;
 }
 
+let lastMsPerCall = 0;
+
 async function once(kind: 'this' | 'sdk'): Promise<number> {
   const server = await startV2Server({ legacy: 'reject', responseMode: 'sse' });
   const proxy = await startSplitProxy(server.url, delay);
@@ -42,7 +44,9 @@ async function once(kind: 'this' | 'sdk'): Promise<number> {
   const client = new Client({ name: 'p4', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
   await client.connect(kind === 'this' ? new StreamableHTTPClientTransport(url) : new SdkTransport(url));
   const before = proxy.connections;
+  const t0 = performance.now();
   for (let i = 0; i < calls; i++) await client.callTool({ name: 'echo', arguments: { text: `call ${i}` } });
+  lastMsPerCall = (performance.now() - t0) / calls;
   const opened = proxy.connections - before;
   await client.close();
   await proxy.close();
@@ -55,7 +59,8 @@ try {
   for (let r = 0; r < runs; r++) {
     for (const kind of ['this', 'sdk'] as const) {
       const opened = where === 'bench' ? await benchOnce(base, kind) : await once(kind);
-      console.log(`round ${r + 1} ${kind}: ${opened} new connections / ${calls} calls`);
+      const wall = where === 'bench' ? '' : `, ${lastMsPerCall.toFixed(2)} ms per call`;
+      console.log(`round ${r + 1} ${kind}: ${opened} new connections / ${calls} calls${wall}`);
     }
   }
 } finally {

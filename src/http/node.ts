@@ -11,7 +11,7 @@ import http from 'node:http';
 import type * as Https from 'node:https';
 import type { HttpResponse, HttpSend, RequestControl, SenderOptions, TlsOptions } from './client.js';
 import { InvalidOptionsError } from '../../machines/errors.js';
-import { abortReason, nodeResponse, signalSource, type AbortSource } from './node-response.js';
+import { abortReason, drains, nodeResponse, signalSource, type AbortSource } from './node-response.js';
 import { loadProxyAgents, noProxy, proxyAgent, proxyAgentsLoaded, proxyChoice, type ProxyFor } from './proxy.js';
 
 /** N1, N2: what the Node client needs of the options besides `requestInit`. */
@@ -178,8 +178,60 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
       return;
     }
     const outgoing: Outgoing = { transport, options, body, control };
+    if (drains.count > drains.waiters.length && proxy === undefined && drains.patient() && !hasIdleSocket(options)) {
+      awaitDrain(outgoing, method, signal, resolve, reject);
+      return;
+    }
     answer(outgoing, true, transport.request(options), method, signal, resolve, reject);
   });
+}
+
+/**
+ * P4: how long a request waits for a connection about to be free (a body in its grace) rather
+ * than open a new one. A new connection costs a TCP handshake, over https a TLS one too: a round
+ * trip or more on any network but the loopback; a body's end that comes in a packet of its own
+ * comes within a few ms of the answer before it.
+ */
+const drainWaitMs = 25;
+
+/** The agent keeps an idle connection for this request's origin. */
+function hasIdleSocket(options: Https.RequestOptions): boolean {
+  const agent = options.agent;
+  if (!(agent instanceof http.Agent)) return true;
+  // Named as the agent names it: by `host` (Node copies `hostname` there before the agent sees a request).
+  const idle = agent.freeSockets[agent.getName(Object.assign({}, options, { host: options.hostname }))];
+  return idle !== undefined && idle.length > 0;
+}
+
+/**
+ * P4: sends the request once a body in its grace has ended (its connection back in the pool) or
+ * after `drainWaitMs`, whichever comes first: sequential calls answered with event streams whose
+ * end comes apart no longer open a connection each time the next call starts before the previous
+ * body's end arrived (docs/benchmark.md, "Connections"). Each waiter takes one draining body.
+ */
+function awaitDrain(
+  outgoing: Outgoing,
+  method: string,
+  signal: AbortSource,
+  resolve: (response: HttpResponse | Promise<HttpResponse>) => void,
+  reject: (reason: unknown) => void,
+): void {
+  let sent = false;
+  const send = (timedOut?: boolean) => {
+    if (sent) return;
+    sent = true;
+    clearTimeout(timer);
+    if (timedOut === true) drains.lostPatience();
+    const at = drains.waiters.indexOf(send);
+    if (at !== -1) drains.waiters.splice(at, 1);
+    if (signal.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    answer(outgoing, true, outgoing.transport.request(outgoing.options), method, signal, resolve, reject);
+  };
+  const timer = setTimeout(send, drainWaitMs, true);
+  drains.waiters.push(send);
 }
 
 /** N7: what sending a request again takes; dropped by its listeners once an answer arrives. */
@@ -203,7 +255,6 @@ function isStaleConnection(error: Error & { code?: unknown }): boolean {
  */
 function dropIdleSockets(agent: unknown, options: Https.RequestOptions): void {
   if (!(agent instanceof http.Agent)) return;
-  // Named as the agent names it: by `host` (Node copies `hostname` there before the agent sees a request).
   const idle = agent.freeSockets[agent.getName(Object.assign({}, options, { host: options.hostname }))];
   if (idle !== undefined) for (const socket of idle) socket.destroy();
 }

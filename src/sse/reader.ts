@@ -296,6 +296,8 @@ class EventStreamReader implements StreamReader, ChunkReader, ParserHandler {
         this.endGrace(true);
       }, streamGrace.ms);
       this.grace = { bytes: streamGrace.bytes, timer };
+      const { body } = this.options.stream;
+      if (!('getReader' in body)) body.draining?.();
       return;
     }
     this.reading.cancel();
