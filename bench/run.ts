@@ -79,6 +79,23 @@ const scenarios = {
   },
   'log-burst': { title: () => '1,000 log notifications (GET stream), server.notification() burst', modes: ['json', 'sse'], kind: 'client' },
   'event-16m': { title: () => 'One SSE event of 16 MiB (S8), transport alone', modes: ['sse'], kind: 'client' },
+  // issue 44: notifications one per packet (the server waits 1 ms after each), under each Client.
+  'paced-progress': { title: () => '500 progress notifications, one per packet (POST stream), 1.x Client', modes: ['sse'], kind: 'client' },
+  'paced-progress-v2': {
+    title: () => '500 progress notifications, one per packet (POST stream), 2.x Client',
+    modes: ['sse'],
+    kind: 'client',
+  },
+  'paced-log': {
+    title: () => '500 log notifications, one per packet (standalone GET stream), 1.x Client',
+    modes: ['json', 'sse'],
+    kind: 'client',
+  },
+  'paced-log-v2': {
+    title: () => '500 log notifications, one per packet (standalone GET stream), 2.x Client',
+    modes: ['json', 'sse'],
+    kind: 'client',
+  },
   held: {
     title: v1('5,000 held sessions with GET stream, 1.x Client', '5,000 held listen subscriptions, 2.x Client'),
     modes: ['sse', 'modern'],
@@ -217,6 +234,13 @@ const rowDefs: RowDef[] = [
   ['log', 'cpuUsPerNotification', 'client CPU µs/notification', 'lower', [sdk(0.8)]],
   ['log-burst', 'cpuUsPerNotification', 'client CPU µs/notification', 'lower', [sdk(0.8)]],
   ['log-alone', 'cpuUsPerNotification', 'client CPU µs/notification', 'lower', [sdk(0.35)]],
+  ...(['paced-progress', 'paced-progress-v2', 'paced-log', 'paced-log-v2'] as const).map((id): RowDef => [
+    id,
+    'cpuUsPerNotification',
+    'client CPU µs/notification',
+    'lower',
+    [sdk(0.8)],
+  ]),
   ['event-16m', 'msPerEvent', 'ms/event (p50)', 'lower', [raw(2.0)]],
   ['event-16m', 'cpuMsPerEvent', 'client CPU ms/event', 'lower', []],
   ['cycles', 'sessionsPerSec', 'cycles/s', 'higher', [sdk(1.0)]],
@@ -376,7 +400,8 @@ async function main(): Promise<void> {
         const kinds = clients.filter(
           (k) =>
             ((def.kind !== 'once' && def.kind !== 'this') || k === 'this') &&
-            (k !== 'floor' || (!isModern(mode) && !['log-alone', 'event-16m', 'held-v2'].includes(id))) &&
+            (k !== 'floor' ||
+              (!isModern(mode) && !['log-alone', 'event-16m', 'held-v2', 'paced-progress-v2', 'paced-log-v2'].includes(id))) &&
             (k !== 'raw' || id !== 'held-v2'),
         );
         const k = kinds.length === 0 ? 0 : (round - 1) % kinds.length;

@@ -160,8 +160,11 @@ function inflight(ctx: ScenarioContext, concurrency = ctx.counts.inflight.concur
  * `perRun` notifications per run: progress on the POST's event stream (`progress`), or logging
  * notifications on the standalone GET stream (list_changed on a listen stream, modern) (`log`).
  */
-function notifications(ctx: ScenarioContext, stream: 'progress' | 'log', burst = false): Promise<ScenarioResult> {
-  const { perRun, runs, seconds } = ctx.counts.notifications;
+function notifications(ctx: ScenarioContext, stream: 'progress' | 'log', burst = false, paceMs?: number): Promise<ScenarioResult> {
+  const { runs, seconds } = ctx.counts.notifications;
+  // Paced: 500 per run (each ~1 ms after the one before), as issue 44 measured them.
+  const perRun = paceMs === undefined ? ctx.counts.notifications.perRun : pacedPerRun;
+  const extra = paceMs === undefined ? {} : { paceMs };
   return withSession(ctx, async (client) => {
     if (stream === 'log') await streamReady(client, ctx);
     let [received, expected] = [0, 0];
@@ -175,8 +178,8 @@ function notifications(ctx: ScenarioContext, stream: 'progress' | 'log', burst =
       expected = received + n;
       const all = new Promise<void>((resolve) => (arrived = resolve));
       await (stream === 'progress'
-        ? client.call('progress', { steps: n }, note)
-        : client.call('notify', burst ? { count: n, burst } : { count: n }));
+        ? client.call('progress', { steps: n, ...extra }, note)
+        : client.call('notify', burst ? { count: n, burst } : { count: n, ...extra }));
       let timer: NodeJS.Timeout | undefined;
       if (received < expected) await Promise.race([all, new Promise((resolve) => (timer = setTimeout(resolve, 5_000)))]);
       clearTimeout(timer);
@@ -192,6 +195,10 @@ function notifications(ctx: ScenarioContext, stream: 'progress' | 'log', burst =
     return { window, metrics: { ...metrics, notifications: received } };
   });
 }
+
+/** Issue 44: notifications one per packet: the server waits this long after each before the next, and sends this many per run. */
+const pacedMs = 1;
+const pacedPerRun = 500;
 
 /** connect + initialize + close (with DELETE) cycles; in the modern era connect (server/discover) + echo + close. */
 async function cycles(ctx: ScenarioContext): Promise<ScenarioResult> {
@@ -301,6 +308,11 @@ export const clientScenarios = {
   log: (ctx: ScenarioContext) => notifications(ctx, 'log'),
   'log-alone': (ctx: ScenarioContext) => notifications({ ...ctx, variant: 'alone' }, 'log'),
   'log-burst': (ctx: ScenarioContext) => notifications(ctx, 'log', true),
+  // Issue 44: one notification per packet (the server paces them), under the 1.x Client and under the 2.x Client (2025 era).
+  'paced-progress': (ctx: ScenarioContext) => notifications(ctx, 'progress', false, pacedMs),
+  'paced-log': (ctx: ScenarioContext) => notifications(ctx, 'log', false, pacedMs),
+  'paced-progress-v2': (ctx: ScenarioContext) => notifications({ ...ctx, variant: 'v2' }, 'progress', false, pacedMs),
+  'paced-log-v2': (ctx: ScenarioContext) => notifications({ ...ctx, variant: 'v2' }, 'log', false, pacedMs),
   'event-16m': (ctx: ScenarioContext) => event16m({ ...ctx, variant: 'alone' }),
   cycles,
   telemetry,

@@ -11,7 +11,9 @@
  * result; `notify {count}`: logging notifications on the session's standalone GET stream, outside any
  * request (modern: `handler.notify.toolsChanged()` to every listen stream), then the result;
  * `notify {count, burst: true}`: the same with `server.notification()` not awaited (issue 32's anomaly);
- * `big {bytes}`: a text of `bytes` characters (S8: one event of that size on /sse).
+ * `big {bytes}`: a text of `bytes` characters (S8: one event of that size on /sse). `progress` and
+ * `notify` with `paceMs`: each notification sent (and awaited) that long after the one before, so
+ * that each arrives in a packet (and a read) of its own: the paced rows (issue 44).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -21,6 +23,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createMcpHandler, McpServer as McpServerV2 } from '@modelcontextprotocol/server';
 import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 
 type Mode = 'json' | 'sse';
@@ -45,22 +48,30 @@ const endpoints: Record<Mode, Endpoint> = {
 function buildServer(): McpServer {
   const mcp = new McpServer({ name: 'bench-server', version: '1.0.0' }, { capabilities: { logging: {} } });
   mcp.registerTool('echo', { inputSchema: { text: z.string() } }, ({ text }) => ({ content: [{ type: 'text', text }] }));
-  mcp.registerTool('progress', { inputSchema: { steps: z.number().int() } }, async ({ steps }, extra) => {
-    const token = extra._meta?.progressToken;
-    for (let i = 1; i <= steps && token !== undefined; i++) {
-      await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: steps } });
-    }
-    return { content: [{ type: 'text', text: `done ${steps}` }] };
-  });
+  mcp.registerTool(
+    'progress',
+    { inputSchema: { steps: z.number().int(), paceMs: z.number().optional() } },
+    async ({ steps, paceMs }, extra) => {
+      const token = extra._meta?.progressToken;
+      for (let i = 1; i <= steps && token !== undefined; i++) {
+        await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: steps } });
+        if (paceMs !== undefined) await sleep(paceMs);
+      }
+      return { content: [{ type: 'text', text: `done ${steps}` }] };
+    },
+  );
   mcp.registerTool('big', { inputSchema: { bytes: z.number().int() } }, ({ bytes }) => ({
     content: [{ type: 'text', text: 'x'.repeat(bytes) }],
   }));
-  const notifyArgs = { count: z.number().int(), burst: z.boolean().optional() };
-  mcp.registerTool('notify', { inputSchema: notifyArgs }, async ({ count, burst }, extra) => {
+  const notifyArgs = { count: z.number().int(), burst: z.boolean().optional(), paceMs: z.number().optional() };
+  mcp.registerTool('notify', { inputSchema: notifyArgs }, async ({ count, burst, paceMs }, extra) => {
     // No relatedRequestId: the server transport writes these to the standalone GET stream.
     const note = (i: number) => ({ method: 'notifications/message' as const, params: { level: 'info' as const, data: { i } } });
     for (let i = 0; i < count && burst === true; i++) void mcp.server.notification(note(i));
-    for (let i = 0; i < count && burst !== true; i++) await mcp.server.sendLoggingMessage({ level: 'info', data: { i } }, extra.sessionId);
+    for (let i = 0; i < count && burst !== true; i++) {
+      await mcp.server.sendLoggingMessage({ level: 'info', data: { i } }, extra.sessionId);
+      if (paceMs !== undefined) await sleep(paceMs);
+    }
     return { content: [{ type: 'text', text: `sent ${count}` }] };
   });
   return mcp;

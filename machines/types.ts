@@ -226,6 +226,8 @@ export interface ChunkSource {
   read(reader: ChunkReader): { cancel(): void };
   /** Cancels a body nobody will read, without reading it (frees the connection). */
   discard(): void;
+  /** P4: its reader has what it needs and reads on only to the body's end (its grace): the connection is about to be free. */
+  draining?(): void;
 }
 
 /** A response body: fetch's web stream, or the Node client's chunk source. */

@@ -100,6 +100,9 @@ export class StreamableHTTPClientTransport {
       tokens: options.authProvider,
       dpop: dpopSource(options.authProvider, options.dpop),
       redirectPolicy,
+      resent: (cause, body) => {
+        this.resent(cause, body);
+      },
     });
     const sink: MessageSink = {
       // A handler that throws must not stop the chart that delivered to it: it is told through onerror.
@@ -177,6 +180,31 @@ export class StreamableHTTPClientTransport {
     this.http.begin();
     this.telemetry?.sessionStarted();
     this.actor.send({ type: 'start' });
+  }
+
+  /**
+   * N7: the Node client sent a request again on a new connection (the server closed the kept-alive
+   * one as it went out): a warning, which the inspector sees and `onerror` hears, and with O1 a
+   * `mcp.client.retry` event on the span of each call it carried. Never silent.
+   */
+  private resent(cause: Error, body: string | undefined): void {
+    const code = (cause as Error & { code?: unknown }).code;
+    const why = typeof code === 'string' && !cause.message.includes(code) ? `${code}: ${cause.message}` : cause.message;
+    this.io.sink.warn(
+      new McpTransportError(
+        `a request met a kept-alive connection the server had closed (${why}) before any byte of its answer; sent again once on a new connection (N7)`,
+        { cause },
+      ),
+    );
+    const telemetry = this.telemetry;
+    if (telemetry === undefined || body === undefined) return;
+    let ids: readonly (string | number)[] = [];
+    try {
+      ids = telemetryKit.requestIdsOf(JSON.parse(body) as JSONRPCMessage);
+    } catch {
+      // Not JSON-RPC (nothing of ours sends such a body): no call to name.
+    }
+    telemetry.recovery('retry', ids, { 'mcp.client.retry.cause': typeof code === 'string' ? code : cause.message });
   }
 
   private async loadTelemetry(option: TelemetryOption): Promise<void> {

@@ -2,7 +2,7 @@
  * Where a sequential call's client CPU goes (issue 32: "a profile, top functions by file"). A study,
  * not a row of `npm run bench`:
  *
- *   npm run build && node --import tsx scripts/studies/profile-calls.ts [--kind=this|sdk|raw] [--mode=modern|modern-sse|json|sse] [--calls=3000] [--top=25] [--what=calls|listen] [--variant=alone] [--inflight=1]
+ *   npm run build && node --import tsx scripts/studies/profile-calls.ts [--kind=this|sdk|raw] [--mode=modern|modern-sse|json|sse] [--calls=3000] [--top=25] [--what=calls|listen|paced-progress|paced-log] [--variant=alone|v2] [--inflight=1]
  *
  * Starts bench/server.ts, connects one client as the bench does (bench/clients.ts), makes 500
  * unrecorded echo calls, then profiles `calls` sequential echo calls with the inspector's sampling
@@ -13,7 +13,7 @@ import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { createClient, echo, type ClientKind } from '../../bench/clients.js';
 import { startServer, stopAll } from '../../bench/processes.js';
-import type { Mode } from '../../bench/scenarios.js';
+import { streamReady, type Mode } from '../../bench/scenarios.js';
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const kind = (arg('kind') ?? 'this') as ClientKind;
@@ -25,7 +25,11 @@ const what = arg('what') ?? 'calls';
 /** calls: how many echo calls are in flight at once (each step waits for all of them). */
 const inflight = Number(arg('inflight') ?? 1);
 /** alone: the transport with no Client (bench/clients.ts `BareDriver`), as the bench's "transport alone" rows. */
-const variant = arg('variant') === 'alone' ? 'alone' : undefined;
+/** v2: the 2.x Client in the 2025 era (the bench's `-v2` rows). */
+const variant = arg('variant') === 'alone' ? 'alone' : arg('variant') === 'v2' ? 'v2' : undefined;
+/** paced-progress, paced-log (issue 44): 500 notifications per step, each in a packet of its own (the server waits 1 ms after each). */
+const paced = what === 'paced-progress' || what === 'paced-log';
+const perStep = what === 'listen' ? 1000 : paced ? 500 : 1;
 
 type ProfileNode = { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] };
 type Profile = { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
@@ -56,13 +60,19 @@ async function main() {
   client.onNote = () => {
     if (++received === expected) arrived?.();
   };
+  if (what === 'paced-log') await streamReady(client, { kind, mode, base });
   /** One unit of work: an echo call, or 1,000 notifications on the listen stream (waited for on a promise, bounded). */
+  const note = () => {
+    if (++received === expected) arrived?.();
+  };
   const step =
-    what === 'listen'
+    what === 'listen' || paced
       ? async () => {
-          expected = received + 1000;
+          expected = received + perStep;
           const all = new Promise<void>((resolve) => (arrived = resolve));
-          await client.call('notify', { count: 1000 });
+          await (what === 'paced-progress'
+            ? client.call('progress', { steps: perStep, paceMs: 1 }, note)
+            : client.call('notify', paced ? { count: perStep, paceMs: 1 } : { count: perStep }));
           let timer: NodeJS.Timeout | undefined;
           if (received < expected) await Promise.race([all, new Promise((resolve) => (timer = setTimeout(resolve, 5_000)))]);
           clearTimeout(timer);
@@ -74,7 +84,7 @@ async function main() {
           }
         : () => echo(client, 'hello');
   if (what === 'listen') await client.listen?.();
-  for (let i = 0; i < (what === 'listen' ? 2 : Math.ceil(500 / inflight)); i++) await step();
+  for (let i = 0; i < (perStep > 1 ? 2 : Math.ceil(500 / inflight)); i++) await step();
   const session = new Session();
   session.connect();
   await session.post('Profiler.enable');
@@ -84,9 +94,9 @@ async function main() {
   await session.post('Profiler.start');
   const deadline = performance.now() + 20_000;
   let made = 0;
-  while (made < (what === 'listen' ? calls * 1000 : calls) && performance.now() < deadline) {
+  while (made < (perStep > 1 ? calls * perStep : calls) && performance.now() < deadline) {
     await step();
-    made += what === 'listen' ? 1000 : inflight;
+    made += perStep > 1 ? perStep : inflight;
   }
   const { profile } = (await session.post('Profiler.stop')) as { profile: Profile };
   const cpu = process.cpuUsage(cpu0);
@@ -114,7 +124,7 @@ async function main() {
   }
   const per = (us: number) => (us / made).toFixed(1).padStart(7);
   console.log(
-    `${kind} ${mode}: ${made} ${what === 'listen' ? 'list_changed notifications' : 'sequential echo calls'}; client CPU ${per(cpu.user + cpu.system)} µs each (process.cpuUsage, profiler included), wall ${((ms * 1000) / made).toFixed(0)} µs/call; sampled JS+GC busy ${per(busy)} µs/call`,
+    `${kind} ${mode}: ${made} ${what === 'listen' ? 'list_changed notifications' : paced ? `${what} notifications` : 'sequential echo calls'}; client CPU ${per(cpu.user + cpu.system)} µs each (process.cpuUsage, profiler included), wall ${((ms * 1000) / made).toFixed(0)} µs/call; sampled JS+GC busy ${per(busy)} µs/call`,
   );
   console.log('µs/call  file group (self time)');
   for (const [g, us] of [...groups].sort((a, b) => b[1] - a[1])) console.log(`${per(us)}  ${g}`);

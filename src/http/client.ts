@@ -35,6 +35,12 @@ export class RequestControl {
   private done = false;
   private listener: (() => void) | undefined;
   private controller: AbortController | undefined;
+  /**
+   * N7: told when the Node client sends this request again on a new connection (the server closed
+   * the kept-alive one as it went out), with the request's body: the transport warns (the
+   * inspector sees it) and counts it (O1). Set by `HttpClient.request`.
+   */
+  resent: ((cause: Error, body: string | undefined) => void) | undefined = undefined;
 
   get aborted(): boolean {
     return this.done;
@@ -197,6 +203,8 @@ export interface HttpConfig {
   dpop: DpopSource | undefined;
   /** A3: 'same-origin' follows a redirect only within the origin; 'follow' leaves redirects to fetch. */
   redirectPolicy: 'same-origin' | 'follow';
+  /** N7: a request was sent again on a new connection (see `RequestControl.resent`). */
+  resent?: ((cause: Error, body: string | undefined) => void) | undefined;
 }
 
 const maxRedirects = 5;
@@ -322,6 +330,7 @@ export class HttpClient {
   async request(spec: RequestSpec): Promise<Exchange> {
     if (this.ended) throw new TransportClosedError('transport closed');
     const control = spec.control ?? new RequestControl();
+    control.resent = this.config.resent;
     const inFlight = this.inFlight;
     inFlight.add(control);
     // Dropped once detached: a held stream would otherwise keep its finished actor's signal alive.

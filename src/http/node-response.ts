@@ -75,6 +75,34 @@ function decodedBody(res: IncomingMessage, method: string, zlib: typeof Zlib | u
   return out;
 }
 
+/**
+ * P4: bodies whose reader is done with them and reads on only to their end (its grace: the
+ * connection is about to be free), and the requests waiting for one of those connections instead
+ * of opening a new one (`node.ts`, `awaitDrain`). Each ended drain lets one waiter go.
+ */
+export const drains = {
+  count: 0,
+  waiters: [] as (() => void)[],
+  /** When a wait last ran out: a server whose streams go on after their answer (keep-alive comments, say) is not waited for again for a while. */
+  timedOutAt: Number.NEGATIVE_INFINITY,
+  patient(): boolean {
+    return performance.now() - this.timedOutAt > impatientMs;
+  },
+  lostPatience(): void {
+    this.timedOutAt = performance.now();
+  },
+};
+
+/** How long requests do not wait for a draining body after a wait ran out. */
+const impatientMs = 10_000;
+
+function drainEnded(): void {
+  drains.count--;
+  const next = drains.waiters.shift();
+  // After Node's own 'end' handlers: the connection is back in the agent's pool a tick later.
+  if (next !== undefined) setImmediate(next);
+}
+
 /** What ends a request: the transport's RequestControl, or (called as fetch) `init.signal`. */
 export interface AbortSource {
   readonly aborted: boolean;
@@ -147,6 +175,8 @@ export class NodeResponse implements HttpResponse, ChunkSource {
   readonly headers: { get(name: string): string | null; getSetCookie(): string[] };
   bodyUsed = false;
   private stream: ReadableStream<Uint8Array> | undefined;
+  /** P4: 1 while counted in `drains`, 2 once it ended. */
+  private drain: 0 | 1 | 2 = 0;
 
   constructor(
     private readonly res: IncomingMessage,
@@ -176,6 +206,19 @@ export class NodeResponse implements HttpResponse, ChunkSource {
     }
     this.bodyUsed = true;
     return new BodyListener(this, reader, this.res, this.source, this.signal);
+  }
+
+  /** P4: the reader reads on only to the end (see `drains`); counted until the body ends or is cut. */
+  draining(): void {
+    if (this.drain !== 0) return;
+    this.drain = 1;
+    drains.count++;
+  }
+
+  /** The body ended, failed or was cut: a drain it was counted in has ended. */
+  settled(): void {
+    if (this.drain === 1) drainEnded();
+    this.drain = 2;
   }
 
   discard(): void {
@@ -279,6 +322,7 @@ class BodyListener {
     // `on`, not `once`: `done` already makes each fire once, and a held stream keeps no once-wrapper
     // (its state object and bound function, ~0.2 KiB each: docs/benchmark.md, "Code shapes").
     source.on('end', () => {
+      this.response.settled();
       if (this.done) return;
       this.done = true;
       this.to.end();
@@ -292,6 +336,7 @@ class BodyListener {
   }
 
   private fail(error: unknown): void {
+    this.response.settled();
     if (this.done) return;
     this.done = true;
     this.to.fail(this.signal.aborted ? abortReason(this.signal) : terminated(error));
@@ -307,6 +352,7 @@ class BodyListener {
   /** As the web stream's cancel: a body still running is drained or cut. */
   cancel(): void {
     if (this.stop()) this.response.drainOrCut();
+    this.response.settled();
   }
 }
 

@@ -11,7 +11,7 @@ import http from 'node:http';
 import type * as Https from 'node:https';
 import type { HttpResponse, HttpSend, RequestControl, SenderOptions, TlsOptions } from './client.js';
 import { InvalidOptionsError } from '../../machines/errors.js';
-import { abortReason, nodeResponse, signalSource, type AbortSource } from './node-response.js';
+import { abortReason, drains, nodeResponse, signalSource, type AbortSource } from './node-response.js';
 import { loadProxyAgents, noProxy, proxyAgent, proxyAgentsLoaded, proxyChoice, type ProxyFor } from './proxy.js';
 
 /** N1, N2: what the Node client needs of the options besides `requestInit`. */
@@ -159,6 +159,10 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
     port: url.port,
     path: url.pathname + url.search,
     method,
+    // Issue 44: no socket timer while a request holds the socket (the agent's 4 s is for idle ones,
+    // set again when it frees it): a timer on a busy socket was re-armed by every chunk read and
+    // woke a held stream every 4 s for nothing (only an idle socket is closed by it).
+    timeout: 0,
     headers: proxy === undefined && !userinfo ? (headerList(url, method, body !== undefined, headers) ?? headers) : headers,
     agent:
       proxy !== undefined ? proxyAgent(proxy, url.protocol, keepAlive) : url.protocol === 'https:' ? agents['https:'] : agents['http:'],
@@ -173,35 +177,143 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
       reject(abortReason(signal));
       return;
     }
-    // No retry on a reset, as fetch: the server may have received the POST.
-    const req = transport.request(options);
-    answer(req, method, signal, resolve, reject);
-    req.end(body);
+    const outgoing: Outgoing = { transport, options, body, control };
+    if (drains.count > drains.waiters.length && proxy === undefined && drains.patient() && !hasIdleSocket(options)) {
+      awaitDrain(outgoing, method, signal, resolve, reject);
+      return;
+    }
+    answer(outgoing, true, transport.request(options), method, signal, resolve, reject);
   });
+}
+
+/**
+ * P4: how long a request waits for a connection about to be free (a body in its grace) rather
+ * than open a new one. A new connection costs a TCP handshake, over https a TLS one too: a round
+ * trip or more on any network but the loopback; a body's end that comes in a packet of its own
+ * comes within a few ms of the answer before it.
+ */
+const drainWaitMs = 25;
+
+/** The agent keeps an idle connection for this request's origin. */
+function hasIdleSocket(options: Https.RequestOptions): boolean {
+  const agent = options.agent;
+  if (!(agent instanceof http.Agent)) return true;
+  // Named as the agent names it: by `host` (Node copies `hostname` there before the agent sees a request).
+  const idle = agent.freeSockets[agent.getName(Object.assign({}, options, { host: options.hostname }))];
+  return idle !== undefined && idle.length > 0;
+}
+
+/**
+ * P4: sends the request once a body in its grace has ended (its connection back in the pool) or
+ * after `drainWaitMs`, whichever comes first: sequential calls answered with event streams whose
+ * end comes apart no longer open a connection each time the next call starts before the previous
+ * body's end arrived (docs/benchmark.md, "Connections"). Each waiter takes one draining body.
+ */
+function awaitDrain(
+  outgoing: Outgoing,
+  method: string,
+  signal: AbortSource,
+  resolve: (response: HttpResponse | Promise<HttpResponse>) => void,
+  reject: (reason: unknown) => void,
+): void {
+  let sent = false;
+  const send = (timedOut?: boolean) => {
+    if (sent) return;
+    sent = true;
+    clearTimeout(timer);
+    if (timedOut === true) drains.lostPatience();
+    const at = drains.waiters.indexOf(send);
+    if (at !== -1) drains.waiters.splice(at, 1);
+    if (signal.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    answer(outgoing, true, outgoing.transport.request(outgoing.options), method, signal, resolve, reject);
+  };
+  const timer = setTimeout(send, drainWaitMs, true);
+  drains.waiters.push(send);
+}
+
+/** N7: what sending a request again takes; dropped by its listeners once an answer arrives. */
+interface Outgoing {
+  transport: typeof http | typeof Https;
+  options: Https.RequestOptions;
+  body: string | Buffer | undefined;
+  control: RequestControl | undefined;
+}
+
+/** N7: the failures of a kept-alive connection the server closed as the request went out. */
+function isStaleConnection(error: Error & { code?: unknown }): boolean {
+  return error.code === 'ECONNRESET' || error.code === 'EPIPE' || error.message === 'socket hang up';
+}
+
+/**
+ * N7: the idle sockets kept for `options`' origin are closed before a request is sent again, at
+ * once, so the agent hands it a new connection (it skips destroyed idle sockets). The one that
+ * failed was the most recently used (the agent hands out the last freed first): the others have
+ * been idle longer, and the server may have closed them too.
+ */
+function dropIdleSockets(agent: unknown, options: Https.RequestOptions): void {
+  if (!(agent instanceof http.Agent)) return;
+  const idle = agent.freeSockets[agent.getName(Object.assign({}, options, { host: options.hostname }))];
+  if (idle !== undefined) for (const socket of idle) socket.destroy();
 }
 
 /**
  * Settles a request's promise with its answer, its failure or its abort. The listeners are made
  * here, not in `nodeRequest`: a held stream keeps them, and with them only what they use, not the
  * request's options, init and headers (~0.4 KiB per held stream: bench/README.md, "Code shapes").
+ *
+ * N7: a request that failed on a reused keep-alive connection before any byte of its answer (the
+ * server closed the idle connection as the request went out: a reset, EPIPE, "socket hang up")
+ * is sent again once, on a new connection, as browsers do; the request's control hears of it
+ * (O1, the inspector). Not after a byte of the answer, nor on a fresh connection: the server may
+ * have received it. `mayResend` is false for that second attempt.
  */
 function answer(
+  outgoing: Outgoing,
+  mayResend: boolean,
   req: http.ClientRequest,
   method: string,
   signal: AbortSource,
   resolve: (response: HttpResponse | Promise<HttpResponse>) => void,
   reject: (reason: unknown) => void,
 ): void {
+  // Only while no answer arrived: a held stream's listeners keep none of the request.
+  let again = mayResend && req.reusedSocket ? outgoing : undefined;
   const onAbort = () => {
     req.destroy(abortReason(signal));
     reject(abortReason(signal));
   };
   signal.onAbort(onAbort);
+  // The bytes the reused socket had read when this request got it: any more by a failure are the answer's.
+  let readBefore = -1;
+  if (again !== undefined) {
+    req.once('socket', (socket) => {
+      readBefore = socket.bytesRead;
+    });
+  }
   req.on('error', (error) => {
     signal.offAbort(onAbort);
+    const resend = again;
+    again = undefined;
+    if (
+      resend !== undefined &&
+      !signal.aborted &&
+      readBefore >= 0 &&
+      (req.socket === null || req.socket.bytesRead === readBefore) &&
+      isStaleConnection(error)
+    ) {
+      const { body } = resend;
+      resend.control?.resent?.(error, typeof body === 'string' || body === undefined ? body : body.toString('utf8'));
+      dropIdleSockets(resend.options.agent, resend.options);
+      answer(resend, false, resend.transport.request(resend.options), method, signal, resolve, reject);
+      return;
+    }
     reject(signal.aborted ? abortReason(signal) : new TypeError('fetch failed', { cause: error }));
   });
   req.once('response', (res) => {
+    again = undefined;
     // `on`, not `once`: 'close' comes once, and a held stream keeps no once-wrapper.
     res.on('close', () => {
       signal.offAbort(onAbort);
@@ -209,6 +321,7 @@ function answer(
     // The first compressed answer waits for zlib to load (a promise, adopted by resolve).
     resolve(nodeResponse(res, method, signal));
   });
+  req.end(outgoing.body);
 }
 
 /**

@@ -34,7 +34,7 @@ export type TelemetryOption =
     };
 
 /** Which recovery of the chart a call went through (a span event on its span). */
-export type Recovery = 'resume' | 'reconnect' | 'reinitialize' | 'legacy_fallback' | 'authorization' | 'reissue';
+export type Recovery = 'resume' | 'reconnect' | 'reinitialize' | 'legacy_fallback' | 'authorization' | 'reissue' | 'retry';
 
 /** One HTTP attempt of a call (a child span): ended by its answer, or by the release of its stream. */
 export interface HttpAttempt {

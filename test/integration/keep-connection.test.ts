@@ -1,6 +1,7 @@
 /**
  * P4 revised: after its response a stream gets a short grace to end by itself, so its keep-alive
- * connection is reused. Connections are counted by a TCP proxy that sends each body's end in a
+ * connection is reused, and a call that starts meanwhile waits for that connection (at most 25 ms)
+ * rather than open a new one. Connections are counted by a TCP proxy that sends each body's end in a
  * packet of its own: cutting the body at the response (the old P4) closed the connection each time.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -15,8 +16,13 @@ afterEach(runCleanups);
 
 const calls = 100;
 
-async function splitProxy(target: URL) {
-  const proxy = await startSplitProxy(target);
+/**
+ * The body's end 20 ms after the rest on Node's client (the next call starts before it arrives, on
+ * any machine: a connection per call unless the request waits for it); 5 ms on a caller's fetch,
+ * whose connection pool is its own.
+ */
+async function splitProxy(target: URL, delayMs = 20) {
+  const proxy = await startSplitProxy(target, delayMs);
   cleanups.push(() => proxy.close());
   return proxy;
 }
@@ -33,7 +39,7 @@ describe('P4: connections kept after SSE answers', () => {
   async function v2Calls(options: StreamableHTTPClientTransportOptions): Promise<void> {
     const server = await startV2Server({ legacy: 'reject', responseMode: 'sse' });
     cleanups.push(() => server.close());
-    const proxy = await splitProxy(server.url);
+    const proxy = await splitProxy(server.url, options.fetch === undefined ? 20 : 5);
     const client = new Client({ name: 'p4', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
     await client.connect(new StreamableHTTPClientTransport(proxy.url(server.url.pathname), options));
     cleanups.push(() => client.close());
@@ -43,7 +49,7 @@ describe('P4: connections kept after SSE answers', () => {
     expect(proxy.connections).toBeLessThanOrEqual(5);
   }
 
-  it('P4: 100 sequential SSE-answered calls (v2 Client, v2 server, data plane), each body end in its own packet, open at most 5 connections', async () => {
+  it('P4: 100 sequential SSE-answered calls (v2 Client, v2 server, data plane), each body end in its own packet 20 ms after the answer, open at most 5 connections: each call waits for the connection about to be free', async () => {
     await v2Calls({});
   }, 30_000);
 
@@ -51,7 +57,7 @@ describe('P4: connections kept after SSE answers', () => {
     await v2Calls({ fetch: (url, init) => fetch(url, init) });
   }, 30_000);
 
-  it('P4: the same through the POST stream actor (2025 era, calls charted by streamIdleTimeout), 1.x server answering with SSE', async () => {
+  it('P4: the same through the POST stream actor (2025 era, calls charted by streamIdleTimeout), 1.x server answering with SSE, each end 20 ms apart', async () => {
     const server = await serve({ sse: true });
     const proxy = await splitProxy(server.url);
     const client = new ClientV1({ name: 'p4', version: '1.0.0' });

@@ -474,7 +474,8 @@ describe('P. POST responses', () => {
   it('P10: calls failed without a usable status (wrong content type, network error) reject send() with a typed error; no synthetic answer', async () => {
     const { server, h } = await connected();
     server.on({ rpc: 'tools/list' }, { status: 200, headers: { 'content-type': 'text/html' }, body: '<p>hi</p>' }, 1);
-    server.on({ rpc: 'tools/call' }, { destroy: true }, 1);
+    // Twice: a request whose kept-alive connection is closed under it is sent again once on a new one (N7).
+    server.on({ rpc: 'tools/call' }, { destroy: true }, 2);
     for (const method of ['tools/list', 'tools/call']) {
       const outcome = await h.request(method);
       expect(rejection(outcome.sent)).toBeInstanceOf(McpTransportError);

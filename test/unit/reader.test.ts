@@ -93,6 +93,29 @@ describe('SSE reader', () => {
     expect(sink.delivered).toEqual([JSON.parse(note(1))]);
   });
 
+  it("S1, S6: chunks that end a character are decoded whole, those that do not through the stream: split characters after whole chunks survive; the first chunk's byte order mark is dropped, one later in the stream kept", async () => {
+    const encoder = new TextEncoder();
+    const split = encoder.encode(`data: {"jsonrpc":"2.0","method":"m","params":{"s":"€x"}}\n\n`);
+    const cut = split.indexOf(0xe2) + 2; // inside the euro sign
+    const { sink } = await read([
+      new Uint8Array([0xef, 0xbb, 0xbf, ...encoder.encode(`data: ${note(1)}\n\n`)]),
+      `data: ${note(2)}\n\n`,
+      split.slice(0, cut),
+      split.slice(cut),
+      // A chunk that begins with U+FEFF, mid-stream: a character of the data, kept.
+      `data: {"jsonrpc":"2.0","method":"m","params":{"s":"`,
+      `\uFEFF"}}\n\n`,
+      `data: ${note(3)}\n\n`,
+    ]);
+    expect(sink.delivered).toEqual([
+      JSON.parse(note(1)),
+      JSON.parse(note(2)),
+      { jsonrpc: '2.0', method: 'm', params: { s: '€x' } },
+      { jsonrpc: '2.0', method: 'm', params: { s: '\uFEFF' } },
+      JSON.parse(note(3)),
+    ]);
+  });
+
   it('S6: a multi-byte character split between chunks survives', async () => {
     const bytes = new TextEncoder().encode(`data: {"jsonrpc":"2.0","method":"m","params":{"s":"€😀"}}\n\n`);
     const cut = bytes.indexOf(0xe2) + 1; // inside the euro sign
