@@ -9,7 +9,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createMCPClient, type MCPClient, type MCPTransport } from '@ai-sdk/mcp';
 import { generateText, isStepCount } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
-import type { LanguageModelV3GenerateResult } from '@ai-sdk/provider';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { loadMcpTools } from '@langchain/mcp-adapters';
@@ -26,6 +25,9 @@ async function host(start: () => Promise<HostServer>): Promise<HostServer> {
   return server;
 }
 
+/** What the mock model's doGenerate resolves with (the provider's LanguageModelV3GenerateResult). */
+type GenerateResult = Awaited<ReturnType<MockLanguageModelV3['doGenerate']>>;
+
 const usage = {
   inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined },
   outputTokens: { total: 1, text: 1, reasoning: undefined },
@@ -33,7 +35,7 @@ const usage = {
 
 /** A scripted model: first it calls `tool` with `input`, then it answers with the text of the tool's result. */
 function scriptedModel(tool: string, input: Record<string, unknown>): MockLanguageModelV3 {
-  const steps: LanguageModelV3GenerateResult[] = [
+  const steps: GenerateResult[] = [
     {
       content: [{ type: 'tool-call', toolCallId: 'call-1', toolName: tool, input: JSON.stringify(input) }],
       finishReason: { unified: 'tool-calls', raw: undefined },
