@@ -14,6 +14,7 @@ import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { loadMcpTools } from '@langchain/mcp-adapters';
 import { StreamableHTTPClientTransport, type JSONRPCMessage } from '../../src/index.js';
 import { startHostServerV1, startHostServerV2, type HostServer } from '../support/host-servers.js';
+import { startServer } from '../support/mcp-server.js';
 import { only, rejection, sleep, until, within } from '../support/harness.js';
 import { cleanups, runCleanups } from '../support/cleanups.js';
 
@@ -111,6 +112,19 @@ describe('U12: the Vercel AI SDK, createMCPClient({ transport })', () => {
     });
     expect(result.toolResults.map((r): unknown => r.output)).toEqual([{ content: [{ type: 'text', text: 'old era' }], isError: false }]);
     expect(rpcs(server).slice(0, 3)).toEqual(['server/discover', 'initialize', 'notifications/initialized']);
+    expect(uncaught).toEqual([]);
+  });
+
+  it('U12, E1: against a stateless 1.x server the AI SDK’s probe gets -32601 on a 200, and it falls back to initialize over the same transport', async () => {
+    const server = await startServer({ stateful: false, sse: false });
+    cleanups.push(() => server.close());
+    const { client, transport, uncaught } = await aiClient(server.url);
+    expect(client.initializeResult.protocolVersion).toBe('2025-11-25');
+    expect(transport.actor.getSnapshot().matches('modern')).toBe(false);
+    expect(await client.callTool({ name: 'echo', arguments: { text: 'stateless' } })).toMatchObject({
+      content: [{ type: 'text', text: 'stateless' }],
+    });
+    expect(server.requests.map((r) => r.rpc).slice(0, 2)).toEqual(['server/discover', 'initialize']);
     expect(uncaught).toEqual([]);
   });
 
