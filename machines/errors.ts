@@ -189,6 +189,20 @@ export class InvalidMessageError extends McpTransportError {}
  * client is one that cannot negotiate it (`@modelcontextprotocol/sdk` 1.x, or the v2 Client in
  * its default `'legacy'` mode). `supported` lists the server's versions.
  */
+/**
+ * The key under which the `data` of a JSON-RPC error this transport made up for a caller (E9's
+ * refusal, a call failed after `send()` resolved, P10) holds the typed error it stands for. Not
+ * enumerable: never serialized, never logged; `findTransportError` follows it from the Client's
+ * `McpError`, whose `data` is that object.
+ */
+export const TRANSPORT_ERROR: unique symbol = Symbol.for('mcp-xstate-transport.error');
+
+/** `data` with `error` behind it under `TRANSPORT_ERROR`. */
+export function withTransportError<T extends object>(data: T, error: Error): T {
+  Object.defineProperty(data, TRANSPORT_ERROR, { value: error, enumerable: false });
+  return data;
+}
+
 export class ModernOnlyServerError extends ProtocolError {
   readonly supported: readonly string[];
   constructor(supported: readonly string[], offered: string | undefined) {

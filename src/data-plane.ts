@@ -2,6 +2,8 @@ import type { JSONRPCId, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResul
 import { StreamEndedError, toError, TransportClosedError } from '../machines/errors.js';
 import {
   failCall,
+  INITIALIZE,
+  isRequest,
   NO_ATTEMPTS,
   requestIdsOf,
   type DirectCallReport,
@@ -218,7 +220,10 @@ export class DataPlane implements DirectCalls {
       if (result.kind === 'sse') result.stream.release();
       return;
     }
-    call.ticket.accepted();
+    // U2: send(initialize) resolves once its answer's session ID is adopted: after a JSON answer
+    // that is now (the chart hears it below, before send()'s caller resumes); an SSE answer is awaited.
+    const handshake = result.kind === 'sse' && isRequest(call.message, INITIALIZE);
+    if (!handshake) call.ticket.accepted();
     if (result.kind !== 'sse') {
       this.settle(call);
       this.answer(call, result.kind === 'json' ? result.response : undefined, result.sessionId);
@@ -244,8 +249,12 @@ export class DataPlane implements DirectCalls {
         call.reader?.stop();
         if (event.type === 'stream.response') {
           this.answer(call, event.response, sessionId);
+          // U2: the chart heard the InitializeResult (and adopted its session) in answer(): now send() resolves.
+          if (handshake) call.ticket.accepted();
           return;
         }
+        // The POST child that takes the call over takes it as accepted.
+        if (handshake) call.ticket.accepted();
         this.report({
           type: 'post.interrupted',
           message: call.message,

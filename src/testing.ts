@@ -136,7 +136,8 @@ export class InMemoryMcpServer {
    */
   outage(failure: number | Error = 503): this {
     this.failing = failure;
-    const broken = new Error('in-memory server: outage');
+    // The streams break with the failure asked for, so that a degraded reason names it from the start.
+    const broken = typeof failure === 'number' ? new Error(`in-memory server: outage, HTTP ${failure}`) : failure;
     for (const stream of [...this.streams.values(), ...this.listens.values()]) stream.error(broken);
     this.streams.clear();
     this.listens.clear();

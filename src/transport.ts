@@ -27,10 +27,23 @@ export interface SendOptions {
   onresumptiontoken?: ((token: string) => void) | undefined;
   /** E2, E6: aborts this request's POST and stream only; no `onerror`, no reconnect, nothing sent. */
   requestSignal?: AbortSignal | undefined;
+  /**
+   * U12: the name hosts use for the same thing (the Vercel AI SDK's `MCPTransportSendOptions.signal`):
+   * aborting it ends this request's POST and stream as `requestSignal` does; either one aborts it.
+   */
+  signal?: AbortSignal | undefined;
   /** E2, E7: called when this request's stream ends for any reason but its `requestSignal`. */
   onRequestStreamEnd?: (() => void) | undefined;
   /** E2, E3: headers for this request only (e.g. `Mcp-Param-*`); reserved names are ignored. */
   headers?: Readonly<Record<string, string>> | undefined;
+}
+
+/** U12: the signal that aborts one request: `requestSignal` (the SDK's name), `signal` (the hosts'), or either. */
+function requestSignalOf(options: SendOptions | undefined): AbortSignal | undefined {
+  const requestSignal = options?.requestSignal;
+  const signal = options?.signal;
+  if (signal === undefined || signal === requestSignal) return requestSignal;
+  return requestSignal === undefined ? signal : AbortSignal.any([requestSignal, signal]);
 }
 
 /**
@@ -50,6 +63,21 @@ export class StreamableHTTPClientTransport {
    * v2 SDK Client then cancels a 2026-07-28 request by aborting it instead of POSTing a cancellation.
    */
   readonly hasPerRequestStream = true;
+  /**
+   * U12: the Vercel AI SDK (`@ai-sdk/mcp`) keeps a custom transport on the 2025 `initialize` flow
+   * unless it says it can carry the 2026-07-28 `server/discover` probe. This one negotiates either
+   * era (E1): a probe refused by a 2025 server reaches the host as the probe's JSON-RPC error (E8),
+   * and a 2025 version set after it takes the chart back to `initialize`.
+   */
+  readonly supportsProtocolVersionDiscovery = true;
+  /**
+   * U12: the probe always gets an answer (its result, or the server's refusal as its JSON-RPC
+   * error), never silence: the AI SDK waits for it instead of taking a slow modern server for a
+   * 2025 one. A network failure rejects `send()`, as the AI SDK's own HTTP transport does.
+   */
+  readonly waitsForProtocolVersionDiscovery = true;
+  /** U12: `send()`'s per-request `headers` (the AI SDK's `Mcp-Param-*`, SEP-2243) go on that request's POST (E3). */
+  readonly supportsMcpToolParameterHeaders = true;
   /** The running connection chart: subscribe to it, read its tags, inspect it. */
   readonly actor: Actor<ConnectionMachine>;
   private readonly http: HttpClient;
@@ -111,7 +139,10 @@ export class StreamableHTTPClientTransport {
         try {
           this.onmessage?.(message);
         } catch (error) {
-          this.onerror?.(new McpTransportError('onmessage threw while handling a message', { cause: error }));
+          // U12: the host's own error, as the SDK's transports pass it (a thrown non-Error is wrapped, its value in `cause`).
+          this.onerror?.(
+            error instanceof Error ? error : new McpTransportError('onmessage threw while handling a message', { cause: error }),
+          );
         }
       },
       // One channel for warnings: the chart emits them (an inspector sees each), `onerror` hears them.
@@ -362,13 +393,13 @@ export class StreamableHTTPClientTransport {
           sendTicket(resolve, reject, options?.onRequestStreamEnd, this.forClient),
           route,
           perRequestHeaders(options?.headers, this.authProvider !== undefined),
-          options?.requestSignal,
+          requestSignalOf(options),
         );
       });
     }
     // The era probe's envelope shows a v2 SDK Client before it says its versions (A1: whose OAuth flow).
     if (this.io.sdk === undefined && envelopeVersion(message) !== undefined) this.io.sdk = 'v2';
-    const requestSignal = options?.requestSignal;
+    const requestSignal = requestSignalOf(options);
     const requestId = Array.isArray(message) || !('id' in message) || !('method' in message) ? undefined : message.id;
     if (requestSignal !== undefined && requestId !== undefined) {
       // E6: the chart stops this request's POST child (a listen stream, a handshake) when it is aborted.

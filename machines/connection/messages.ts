@@ -3,7 +3,7 @@
  * synthetic answer to a failed call (P10), session fingerprints (X1), POST child ids.
  */
 import type { AuthChallenge, JSONRPCId, JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, MessageSink, SendTicket } from '../types.js';
-import { isUnauthorized, statusOf, StreamableHTTPError } from '../errors.js';
+import { isUnauthorized, statusOf, StreamableHTTPError, withTransportError } from '../errors.js';
 
 export const INITIALIZE = 'initialize';
 export const INITIALIZED = 'notifications/initialized';
@@ -109,11 +109,14 @@ export function failureResponse(id: JSONRPCRequest['id'], error: Error): JSONRPC
     error: {
       code: -32000,
       message: error.message,
-      data: {
-        type: error.name,
-        ...(status === undefined ? {} : { status }),
-        ...(error.cause instanceof Error ? { cause: error.cause.message } : {}),
-      },
+      data: withTransportError(
+        {
+          type: error.name,
+          ...(status === undefined ? {} : { status }),
+          ...(error.cause instanceof Error ? { cause: error.cause.message } : {}),
+        },
+        error,
+      ),
     },
   };
 }

@@ -10,7 +10,7 @@
  * answers the Client's probe with the server's earlier answer instead of asking again (E10).
  */
 import { assertEvent, assign, emit, enqueueActions } from 'xstate';
-import { ModernOnlyServerError, ProtocolError, statusOf } from '../errors.js';
+import { ModernOnlyServerError, ProtocolError, statusOf, withTransportError } from '../errors.js';
 import { actions, guards, isOffline, networkRegion, type ConnectionState } from './base.js';
 import { healthRegion, openAnswer, openFailure } from './health.js';
 import { DIRECT_CALLS, takeOverCall } from './direct.js';
@@ -68,6 +68,19 @@ export const modernGuards = guards({
     const status = statusOf(event.error);
     return status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403;
   },
+  /**
+   * U12: the era is not confirmed yet: the Client set 2026-07-28 before its probe (the AI SDK's
+   * order) and no `server/discover` answer is known (none kept, none restored).
+   */
+  isUnconfirmedProbeRefused: ({ context, event }) => {
+    if (context.discover !== undefined || event.type !== 'post.failed' || !isRequest(event.message, DISCOVER)) return false;
+    if (envelopeVersion(event.message) === undefined) return false;
+    const status = statusOf(event.error);
+    return status !== undefined && status >= 400 && status < 500 && status !== 401 && status !== 403;
+  },
+  /** U12: the Client fell back to a 2025 version before any probe answer confirmed this era (the AI SDK's fallback). */
+  isLegacyVersionUnconfirmed: ({ context, event }) =>
+    event.type === 'protocolVersion.set' && !isModernVersion(event.version) && context.discover === undefined,
   /** E9: initialize refused with -32022 by a server that offers only 2026-07-28 versions. */
   isModernOnlyRefusal: ({ event }) => modernOnlyVersions(event) !== undefined,
   /** E5: the caller opted in (`reissue: 'reads'`) and the request whose stream was cut only reads. */
@@ -80,6 +93,8 @@ export const modernGuards = guards({
 
 export const modernActions = actions({
   enterModern: assign({ era: 'modern' as const, sessionId: undefined, initializeRequest: undefined }),
+  /** U12: back to negotiating: this era was never confirmed, and the Client settled on a 2025 version. */
+  leaveModern: assign({ era: undefined }),
   keepDiscover: assign(({ event }) => ({ discover: discoverResult(event) })),
   /** E10: the probe is answered with the server's earlier answer, under the probe's own id. */
   answerProbeFromBefore: ({ context, event }) => {
@@ -108,7 +123,8 @@ export const modernActions = actions({
       context.sink.deliver({
         jsonrpc: '2.0',
         id: request.id,
-        error: { code: UNSUPPORTED_PROTOCOL_VERSION, message: error.message, data: { supported: versions } },
+        // findTransportError finds the typed error behind the Client's McpError by this data (U12).
+        error: { code: UNSUPPORTED_PROTOCOL_VERSION, message: error.message, data: withTransportError({ supported: versions }, error) },
       });
     }
     enqueue.assign({ error });
@@ -160,11 +176,18 @@ export const modernState = {
       { guard: 'carriesSessionId', actions: ['ignoreSessionId', 'deliverResponse', 'stopPost', 'reportAnswer'] },
       openAnswer,
     ],
-    // F4: no response at all (the server is down): the chart waits for it, and calls fail typed meanwhile.
     'post.failed': [
+      // U12: a probe sent after the Client set 2026-07-28 (the AI SDK's order), refused: its answer, as in `connecting` (E8).
+      { guard: 'isUnconfirmedProbeRefused', actions: ['answerProbeRefusal', 'stopPost'] },
       authorizeFrom('modern'),
+      // F4: no response at all (the server is down): the chart waits for it, and calls fail typed meanwhile.
       { guard: 'isUnreachable', target: 'waiting', actions: ['answerFailure', 'stopPost'] },
       openFailure,
+    ],
+    // U12: the Client settled on 2025-11-25 after a refused probe: negotiation goes on in `connecting` (initialize next).
+    'protocolVersion.set': [
+      { guard: 'isLegacyVersionUnconfirmed', target: 'connecting', actions: ['setVersion', 'leaveModern'] },
+      { actions: 'setVersion' },
     ],
     // W6, E7: a listen stream open again is a success too (the 2025 era's standalone stream says so as it reopens).
     'post.listening': { actions: 'reportAnswer' },

@@ -47,6 +47,8 @@ export interface HttpAttempt {
 /** What a traced send() reads of the caller's send options. */
 export interface TracedSendOptions {
   requestSignal?: AbortSignal | undefined;
+  /** U12: the hosts' name for the same signal. */
+  signal?: AbortSignal | undefined;
   onRequestStreamEnd?: (() => void) | undefined;
 }
 

@@ -219,13 +219,12 @@ export class OpenTelemetry implements Telemetry {
   ): Promise<void> {
     const messages = (Array.isArray(message) ? message : [message]).map((item) => this.sending(item, sessionId, protocolVersion));
     // The caller's abort ends a request's span whenever it comes (its answer may still be streaming after send() resolved).
-    options?.requestSignal?.addEventListener(
-      'abort',
-      () => {
-        for (const item of messages) if ('id' in item && 'method' in item) this.abandoned(item.id, 'aborted');
-      },
-      { once: true },
-    );
+    const abandon = () => {
+      for (const item of messages) if ('id' in item && 'method' in item) this.abandoned(item.id, 'aborted');
+    };
+    options?.requestSignal?.addEventListener('abort', abandon, { once: true });
+    // U12: a host's `signal` too (abandoned twice is a no-op: the span ended the first time).
+    if (options?.signal !== options?.requestSignal) options?.signal?.addEventListener('abort', abandon, { once: true });
     // E7: a stream that ended without the answer (the v2 Client learns of it there) ends the span too; after the answer it is a no-op.
     const onStreamEnd = options?.onRequestStreamEnd;
     if (options !== undefined && onStreamEnd !== undefined) {

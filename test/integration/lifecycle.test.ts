@@ -383,14 +383,14 @@ describe('close()', { timeout: 15_000 }, () => {
     return { server, transport, closes: () => closes };
   }
 
-  it('F1: close() against a server that never answers DELETE returns within 6 s', async () => {
+  it('F1, U13: close() against a server that never answers DELETE returns after the default deleteTimeout (1 s), which aborts the DELETE', async () => {
     const { server, transport, closes } = await hangingDelete();
+    // U13: the default the chart waits with (was 5 s).
+    expect(transport.actor.getSnapshot().context.options.deleteTimeout).toBe(1_000);
     const started = performance.now();
     await transport.close();
-    const elapsed = performance.now() - started;
-    // The default deleteTimeout (5 s) is the behaviour here: not much sooner, not much later.
-    expect(elapsed).toBeGreaterThanOrEqual(4_500);
-    expect(elapsed).toBeLessThan(6_000);
+    // A lower bound only: the chart waited out its deleteTimeout, not less.
+    expect(performance.now() - started).toBeGreaterThanOrEqual(900);
 
     const deletes = server.filter({ http: 'DELETE' });
     expect(deletes).toHaveLength(1);

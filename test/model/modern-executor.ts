@@ -189,6 +189,9 @@ export class ModernWorld extends ModelWorld<ModernSnapshot, ModernEvent> {
       case 'setModern':
         transport.setProtocolVersion(MODERN);
         return;
+      case 'setLegacy':
+        transport.setProtocolVersion('2025-11-25');
+        return;
       case 'call':
         this.callAbort = new AbortController();
         // E5: with reissue, the call is a read (which may be sent again); else a tool call.

@@ -33,6 +33,8 @@ export type ModernEventType =
   | 'probe'
   | 'init'
   | 'setModern'
+  /** U12: the Client settles on 2025-11-25 after setting 2026-07-28 before its probe (the AI SDK's order, its fallback). */
+  | 'setLegacy'
   | 'call'
   | 'listen'
   | 'listen.abort'
@@ -129,6 +131,7 @@ export const modernModel = setup({
     knowsEra: ({ context }: Ctx) => context.era,
     isOffline: ({ context }: Ctx) => context.offline,
     knowsDiscover: ({ context }: Ctx) => context.discover,
+    unconfirmed: ({ context }: Ctx) => !context.discover,
     charted: ({ context }: Ctx) => context.charted,
     warned: ({ context }: Ctx) => context.warned > 0,
     authorizes: ({ context }: Ctx) => context.config.auth && !context.authDone,
@@ -220,6 +223,8 @@ export const modernModel = setup({
       type: 'parallel',
       entry: assign({ era: true }),
       on: {
+        // U12: a 2025 version before any probe answer confirmed the era: back to negotiating; after one, only the version.
+        setLegacy: [{ guard: 'unconfirmed', target: 'connecting', actions: assign({ era: false }) }, { actions: 'ignore' }],
         probe: [
           // E10: answered from before, under the probe's own id: nothing is POSTed.
           { guard: 'knowsDiscover', actions: 'answeredFromBefore' },
@@ -430,6 +435,8 @@ export function isModernEventApplicable(snapshot: ModernSnapshot, event: ModernE
       return idle && snapshot.matches('connecting') && !has(context.waiting, 'init');
     case 'setModern':
       return snapshot.matches('connecting');
+    case 'setLegacy':
+      return snapshot.matches('modern');
     case 'call':
       return (
         ((idle && snapshot.matches('modern')) || snapshot.matches('waiting')) && !has(context.waiting, 'call') && !has(context.held, 'call')
@@ -487,7 +494,7 @@ export const modernConfigs: readonly ModernConfig[] = [
     name: 'negotiation',
     auth: false,
     restored: false,
-    events: ['start', 'probe', 'probe.result', 'probe.rpcError', 'probe.400', 'init', 'init.modernOnly', 'setModern', 'close'],
+    events: ['start', 'probe', 'probe.result', 'probe.rpcError', 'probe.400', 'init', 'init.modernOnly', 'setModern', 'setLegacy', 'close'],
   },
   {
     name: 'calls',

@@ -175,6 +175,21 @@ describe('W4: transportIn puts a real transport into each state, without a netwo
 
 describe('W6: degraded, from the chart', () => {
   for (const era of ['streamable', 'modern'] as const) {
+    for (const [failure, named] of [
+      [503, /HTTP 503/],
+      [502, /HTTP 502/],
+      [new TypeError('fetch failed: ECONNREFUSED'), /ECONNREFUSED/],
+    ] as const) {
+      it(`W4, W6: ${era}: transportIn('degraded', { failure: ${failure instanceof Error ? failure.message : failure} }) names that failure in the reason from the start`, async () => {
+        const test = await inState('degraded', { era, failure });
+        // Read at once: no call sent since, no wait for a later reason to replace an earlier one.
+        const reason = degradedReason(test.transport.actor.getSnapshot());
+        expect(reason).toMatch(named);
+      });
+    }
+  }
+
+  for (const era of ['streamable', 'modern'] as const) {
     it(`W6: ${era}: calls failing with 503 make the status degraded with the reason; the next answered call makes it connected`, async () => {
       const test = await inState('connected', { era });
       const answers: unknown[] = [];
