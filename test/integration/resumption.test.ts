@@ -217,10 +217,10 @@ describe('R4, S3: how long a reconnect waits', { timeout: 15_000 }, () => {
     console.log(`R4 jittered gaps (ms), steps 100/200/400/800: ${observed.map((g) => g.toFixed(0)).join(', ')}`);
     expect(observed).toHaveLength(4);
     expect(planned).toHaveLength(4);
-    [100, 200, 400, 800].forEach((delay, i) => {
+    [100, 200, 400, 800].forEach((step, i) => {
       // What the chart chose lies in [d, 2d); the wall clock can only confirm it was not early.
-      expect(planned[i]).toBeGreaterThanOrEqual(delay);
-      expect(planned[i]).toBeLessThan(2 * delay);
+      expect(planned[i]).toBeGreaterThanOrEqual(step);
+      expect(planned[i]).toBeLessThan(2 * step);
       expect(observed[i]).toBeGreaterThanOrEqual(planned[i]! - early);
     });
   });

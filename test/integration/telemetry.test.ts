@@ -91,6 +91,8 @@ afterEach(async () => {
 const named = (spans: readonly ReadableSpan[], name: string) => spans.filter((span) => span.name === name);
 const childrenOf = (spans: readonly ReadableSpan[], parent: ReadableSpan) =>
   spans.filter((span) => span.parentSpanContext?.spanId === parent.spanContext().spanId);
+/** An OpenTelemetry [seconds, nanoseconds] time as nanoseconds. */
+const nanos = (time: readonly [number, number]) => time[0] * 1e9 + time[1];
 const eventsOf = (span: ReadableSpan) => span.events.map((event) => event.name);
 const only = <T>(list: readonly T[]): T => {
   expect(list).toHaveLength(1);
@@ -168,9 +170,7 @@ describe('O1: spans per the MCP semantic conventions', () => {
     expect(children.map((span) => span.name)).toEqual(['POST', 'GET']);
     expect(children.map((span) => span.attributes['mcp.client.attempt'])).toEqual([1, 2]);
     // The cut POST stream ended before the call's answer; the GET carried it to the end.
-    expect(children[0]!.endTime[0] * 1e9 + children[0]!.endTime[1]).toBeLessThanOrEqual(
-      children[1]!.startTime[0] * 1e9 + children[1]!.startTime[1],
-    );
+    expect(nanos(children[0]!.endTime)).toBeLessThanOrEqual(nanos(children[1]!.startTime));
     expect(children[1]!.status.code).toBe(SpanStatusCode.UNSET);
   });
 
