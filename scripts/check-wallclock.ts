@@ -63,12 +63,11 @@ function nameOf(node: ts.Expression): { name: string; bare: boolean } | undefine
 type Timing = 'point' | 'span' | undefined;
 
 function timingOf(node: ts.Expression, measuredVars: ReadonlyMap<string, Timing>): Timing {
-  let points = false;
-  let spans = false;
-  let other = false;
+  // What the expression reads (an object: the closure below sets it).
+  const seen = { points: false, spans: false, other: false };
   const visit = (n: ts.Node): void => {
     if (clockCall(n)) {
-      points = true;
+      seen.points = true;
       return;
     }
     // A function inside the expression is not what it measures.
@@ -78,13 +77,13 @@ function timingOf(node: ts.Expression, measuredVars: ReadonlyMap<string, Timing>
       const callee = n.expression;
       if (ts.isPropertyAccessExpression(callee)) visit(callee.expression);
       else if (!ts.isIdentifier(callee)) visit(callee);
-      else if (pointName.test(callee.text)) points = true;
-      else if (spanName.test(callee.text)) spans = true;
+      else if (pointName.test(callee.text)) seen.points = true;
+      else if (spanName.test(callee.text)) seen.spans = true;
       n.arguments.forEach(visit);
       return;
     }
     if (ts.isNumericLiteral(n)) {
-      other = true;
+      seen.other = true;
       return;
     }
     if (ts.isExpression(n)) {
@@ -92,15 +91,15 @@ function timingOf(node: ts.Expression, measuredVars: ReadonlyMap<string, Timing>
       if (named !== undefined) {
         const known = named.bare ? measuredVars.get(named.name) : undefined;
         if (known === 'point' || (known === undefined && pointName.test(named.name))) {
-          points = true;
+          seen.points = true;
           return;
         }
         if (known === 'span' || spanName.test(named.name)) {
-          spans = true;
+          seen.spans = true;
           return;
         }
         if (ts.isIdentifier(n) || ts.isPropertyAccessExpression(n)) {
-          other = true;
+          seen.other = true;
           return;
         }
       }
@@ -108,8 +107,8 @@ function timingOf(node: ts.Expression, measuredVars: ReadonlyMap<string, Timing>
     ts.forEachChild(n, visit);
   };
   visit(node);
-  if (spans) return 'span';
-  if (points) return other ? 'span' : 'point';
+  if (seen.spans) return 'span';
+  if (seen.points) return seen.other ? 'span' : 'point';
   return undefined;
 }
 
@@ -168,7 +167,7 @@ export function findWallClockUpperBounds(text: string, file = 'test.ts'): UpperB
         subjectTiming !== 'span';
       if (upper || mirror) {
         const { line } = source.getLineAndCharacterOfPosition(node.getStart(source));
-        found.push({ file, line: line + 1, text: node.getText(source).split('\n')[0]!.trim() });
+        found.push({ file, line: line + 1, text: (node.getText(source).split('\n')[0] ?? '').trim() });
       }
     }
     ts.forEachChild(node, visit);
