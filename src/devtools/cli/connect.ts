@@ -14,7 +14,7 @@ import { InspectorPortError, inspectLive, MissingPeerError, type LiveInspection 
 import { serveView } from '../view/server.js';
 import { classify, describeError, exitCodes, StepTimeoutError, UserFacingError } from './failure.js';
 import { CliSession, RpcError } from './session.js';
-import { isRecord } from '../../schema.js';
+import { isRecord } from '../../record.js';
 
 /** Where every line goes: text for people, or one JSON object per line with `--json`. */
 export class Output {

@@ -11,7 +11,7 @@
 import { createParser } from 'eventsource-parser';
 import type { DoctorOptions } from './args.js';
 import { classify, exitCodes } from './failure.js';
-import { isRecord } from '../../schema.js';
+import { isRecord } from '../../record.js';
 import { FIRST_MODERN_VERSION, PROTOCOL_VERSION_META_KEY } from '../../../machines/connection/messages.js';
 
 export type Level = 'ok' | 'note' | 'fault';
