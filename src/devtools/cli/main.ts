@@ -5,7 +5,7 @@
  */
 import { parseArgs, parseDoctorArgs, seeHelp, usage, UsageError } from './args.js';
 import { connect } from './connect.js';
-import { doctor } from './doctor.js';
+import { doctor } from './doctor/doctor.js';
 import { exitCodes, UserFacingError } from './failure.js';
 import { viewCommand } from './view.js';
 
