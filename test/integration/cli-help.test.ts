@@ -15,17 +15,13 @@ import { until } from '../support/harness.js';
 import { startServer, type TestServer } from '../support/mcp-server.js';
 import { startV2Server } from '../support/v2-server.js';
 
-let dir: string;
+/** The SDK's server the runs connect to; a scratch folder for the files a hint must not overwrite. */
 let server: TestServer;
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'cli-help-'));
-  server = await startServer();
-});
-
+const dir = mkdtempSync(join(tmpdir(), 'cli-help-'));
+beforeAll(async () => (server = await startServer()));
 afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
   await server.close();
+  rmSync(dir, { recursive: true, force: true });
 });
 
 const stderrLines = (result: Run) => result.stderr.split('\n').filter((line) => line.trim() !== '');

@@ -69,3 +69,9 @@ export function scheduledDelays(transport: { actor: { system: { getSnapshot(): u
     delay: Number(scheduled.delay),
   }));
 }
+
+/** The delays (ms) of the chart's `after` transitions scheduled right now. */
+export const afterDelays = (transport: Parameters<typeof scheduledDelays>[0]): number[] =>
+  scheduledDelays(transport)
+    .filter((scheduled) => scheduled.type.startsWith('xstate.after.'))
+    .map((scheduled) => scheduled.delay);
