@@ -8,6 +8,8 @@
  * Extra arguments go to vitest: `npm test -- test/unit/backoff.test.ts`.
  */
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { relative } from 'node:path';
 
 interface Step {
   name: string;
@@ -33,8 +35,33 @@ const checks: Step[] = [
 ];
 const vitest: Step = {
   name: 'vitest',
-  command: [node, bin('vitest'), 'run', '--reporter=dot', '--silent=passed-only', ...process.argv.slice(2)],
+  command: [
+    node,
+    bin('vitest'),
+    'run',
+    '--reporter=dot',
+    '--reporter=json',
+    `--outputFile.json=${cache}/vitest.json`,
+    '--silent=passed-only',
+    ...process.argv.slice(2),
+  ],
 };
+
+/** The slowest test files of the run just ended (from vitest's JSON report), where time goes. */
+function slowest(count: number): string[] {
+  try {
+    const report = JSON.parse(readFileSync(`${cache}/vitest.json`, 'utf8')) as {
+      testResults?: { name?: string; startTime?: number; endTime?: number }[];
+    };
+    return (report.testResults ?? [])
+      .map((file) => ({ name: relative(process.cwd(), file.name ?? '?'), ms: (file.endTime ?? 0) - (file.startTime ?? 0) }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, count)
+      .map((file) => `  ${(file.ms / 1_000).toFixed(1).padStart(6)} s  ${file.name}`);
+  } catch {
+    return [];
+  }
+}
 
 const started = performance.now();
 const seconds = (from: number) => `${((performance.now() - from) / 1_000).toFixed(1)} s`;
@@ -85,5 +112,7 @@ const [command, ...args] = vitest.command as [string, ...string[]];
 const code = await new Promise<number | null>((resolve) => {
   spawn(command, args, { stdio: 'inherit' }).on('close', resolve);
 });
+const files = slowest(8);
+if (files.length > 0) console.log(`the slowest test files (each file's own time; two run at once):\n${files.join('\n')}`);
 console.log(`${code === 0 ? '✓' : '✗'} npm test ${code === 0 ? 'passed' : 'failed'} in ${seconds(started)}`);
 process.exit(code ?? 1);
