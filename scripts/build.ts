@@ -11,9 +11,30 @@ import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-rmSync('dist', { recursive: true, force: true });
-for (const config of ['tsconfig.build.json', 'tsconfig.cli.json', 'tsconfig.cjs.json']) {
-  execFileSync(process.execPath, [tsc, '-p', config], { stdio: 'inherit' });
+
+// npm pack and npm run build say what they do: each step names itself as it starts and says how long it
+// took, on stderr (`npm pack --json` keeps its stdout for the JSON: scripts/pack-test.ts reads it).
+const began = performance.now();
+async function stepOf<T>(what: string, run: () => T | Promise<T>): Promise<T> {
+  console.error(`» build: ${what}`);
+  const at = performance.now();
+  const result = await run();
+  console.error(`  done in ${((performance.now() - at) / 1_000).toFixed(1)} s`);
+  return result;
+}
+
+await stepOf('clean dist/', () => {
+  rmSync('dist', { recursive: true, force: true });
+});
+const builds = {
+  'tsconfig.build.json': 'ESM and types (tsc -p tsconfig.build.json → dist/)',
+  'tsconfig.cli.json': 'the CLI (tsc -p tsconfig.cli.json → dist/src/devtools/cli/)',
+  'tsconfig.cjs.json': 'CommonJS (tsc -p tsconfig.cjs.json → dist/cjs/)',
+};
+for (const [config, what] of Object.entries(builds)) {
+  await stepOf(what, () => {
+    execFileSync(process.execPath, [tsc, '-p', config], { stdio: 'inherit' });
+  });
 }
 writeFileSync('dist/cjs/package.json', '{ "type": "commonjs" }\n');
 
@@ -27,28 +48,31 @@ writeFileSync('dist/cjs/package.json', '{ "type": "commonjs" }\n');
 // modules import nothing of the eager graph (test/unit/doors.test.ts), zod included.
 chmodSync('dist/src/devtools/cli/main.js', 0o755);
 
-await build({
-  entryPoints: ['dist/src/node.js', 'dist/machines/index.js', 'dist/src/testing.js', 'dist/src/devtools/index.js'],
-  outdir: 'dist/node',
-  outbase: 'dist',
-  bundle: true,
-  splitting: true,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  // Dependencies stay external, except zod: the few zod/mini functions the edge checks use are
-  // bundled in (tree-shaken), so Node loads no ~250 zod modules at start (cold start).
-  plugins: [
-    {
-      name: 'external-but-zod',
-      setup(build) {
-        build.onResolve({ filter: /^[^./]/ }, (args) =>
-          args.kind === 'entry-point' || /^zod(\/|$)/.test(args.path) ? undefined : { path: args.path, external: true },
-        );
+await stepOf('the bundle Node imports (esbuild → dist/node/)', () =>
+  build({
+    entryPoints: ['dist/src/node.js', 'dist/machines/index.js', 'dist/src/testing.js', 'dist/src/devtools/index.js'],
+    outdir: 'dist/node',
+    outbase: 'dist',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    // Dependencies stay external, except zod: the few zod/mini functions the edge checks use are
+    // bundled in (tree-shaken), so Node loads no ~250 zod modules at start (cold start).
+    plugins: [
+      {
+        name: 'external-but-zod',
+        setup(build) {
+          build.onResolve({ filter: /^[^./]/ }, (args) =>
+            args.kind === 'entry-point' || /^zod(\/|$)/.test(args.path) ? undefined : { path: args.path, external: true },
+          );
+        },
       },
-    },
-  ],
-  sourcemap: true,
-  chunkNames: 'chunks/[name]-[hash]',
-  logLevel: 'warning',
-});
+    ],
+    sourcemap: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    logLevel: 'warning',
+  }),
+);
+console.error(`✓ build done in ${((performance.now() - began) / 1_000).toFixed(1)} s: dist/ (ESM, CommonJS, the CLI, dist/node)`);

@@ -7,7 +7,7 @@ import {
   type RestoredSession,
 } from '../machines/types.js';
 import { defaultReconnection } from '../machines/backoff.js';
-import type { DpopOption } from './http/dpop.js';
+import type { DpopOption } from './http/dpop-option.js';
 import type { FetchLike, PemInput, TlsOptions, TokenSource } from './http/client.js';
 import type { SdkAuthOption } from './http/auth.js';
 import type { NetworkSignal } from './network.js';
@@ -17,7 +17,7 @@ import { InvalidOptionsError } from '../machines/errors.js';
 
 import type { TelemetryOption } from './telemetry/option.js';
 import { aBoolean, aCount, aDuration, aFunction, anObject, aString, issuesOf, shape } from './validation.js';
-import { isRecord } from './schema.js';
+import { isRecord } from './record.js';
 import * as z from './validation.js';
 
 /**

@@ -1,5 +1,6 @@
 import type { JSONRPCId, JSONRPCMessage } from '../machines/types.js';
 import { formatStack, InvalidMessageError, MessageTooDeepError } from '../machines/errors.js';
+import { isRecord } from './record.js';
 
 /**
  * Validation at the edge: what the server sends and what a caller hands to `send()`.
@@ -10,11 +11,6 @@ import { formatStack, InvalidMessageError, MessageTooDeepError } from '../machin
  */
 
 type Checked = Record<string, unknown>;
-
-/** A JSON object: not null, not an array (the one "is a record" check of the package). */
-export function isRecord(value: unknown): value is Checked {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 function isRequestId(value: unknown): boolean {
   return typeof value === 'string' || Number.isInteger(value);

@@ -8,7 +8,7 @@
  */
 import * as z from 'zod/mini';
 import type { InputIssue } from '../machines/errors.js';
-import { isRecord } from './schema.js';
+import { isRecord } from './record.js';
 
 /**
  * The zod/mini functions the checks use, by name: the build inlines this module with zod/mini

@@ -2,7 +2,7 @@ import { InvalidOptionsError, TransportClosedError } from '../../machines/errors
 import type { ChunkSource } from '../../machines/types.js';
 import { discardBody } from './body.js';
 import type { BaseHeaders } from './headers.js';
-import type { DpopOption, DpopSessionLike } from './dpop.js';
+import type { DpopOption, DpopSessionLike } from './dpop-option.js';
 
 /** A `fetch`-compatible function (the `fetch` option). */
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;

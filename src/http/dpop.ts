@@ -1,4 +1,5 @@
 import type { HttpResponse, HttpSend } from './client.js';
+import type { DpopKeyPair, DpopOption, DpopSessionLike } from './dpop-option.js';
 // Named imports, not `import('jose')`: a whole namespace would make a bundler put a helper in a
 // chunk shared with the page's code, splitting the eager bundle in two files.
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
@@ -12,23 +13,6 @@ import { exportJWK, generateKeyPair, SignJWT } from 'jose';
  * the next proof to that origin. Proofs, keys and nonces stay here and in the headers of the
  * request they go with: never chart context, an event, a log line or an error (X3).
  */
-
-/** The proof-making part of the v2 SDK's `DpopSession` (what `OAuthClientProvider.dpop()` returns). */
-export interface DpopSessionLike {
-  buildProof(request: { htm: string; htu: string | URL; accessToken?: string }): Promise<string>;
-  rememberNonce(url: string | URL, nonce: string): void;
-}
-
-/** A key pair for the `dpop` option (the v2 SDK's `DpopKeyPair` is one): the private key signs, the public one is shown. */
-export interface DpopKeyPair {
-  privateKey: CryptoKey;
-  publicKey: CryptoKey;
-  /** The JWS algorithm; derived from the key when absent (ES256 for a P-256 key). */
-  alg?: string | undefined;
-}
-
-/** The `dpop` option: `true` (a fresh, non-extractable ES256 key pair), a key pair, or a `DpopSession`. */
-export type DpopOption = true | DpopKeyPair | DpopSessionLike;
 
 /** What the sender around the transport's own client needs: the session that signs, and how to cancel an unread body. */
 export interface DpopKit {

@@ -245,7 +245,9 @@ describe('the CLI: arguments validated with zod/mini', { timeout: 60_000 }, () =
     for (const [i, result] of results.entries()) {
       expect(result.code, cases[i]![0].join(' ')).toBe(2);
       expect(result.stderr, cases[i]![0].join(' ')).toContain(`mcp-xstate-transport: ${cases[i]![1]}`);
-      expect(result.stderr).toContain('usage: mcp-xstate-transport');
+      // U11: one line and a pointer to --help, not the whole usage text.
+      expect(result.stderr).toContain('see mcp-xstate-transport --help');
+      expect(result.stderr).not.toContain('usage: mcp-xstate-transport');
     }
     // Nothing was sent: a bad command line never reaches the server.
     expect(server.requests.length).toBe(requestsBefore);

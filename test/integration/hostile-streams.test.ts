@@ -9,6 +9,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { StreamableHTTPClientTransport } from '../../src/index.js';
 import { textOf, trackTimers, until } from '../support/harness.js';
 import { closeRigs, connectThrough, isResume, rejection, rig, startProxy, within } from '../support/proxy-rig.js';
+import { recordWaits } from '../support/waits.js';
 
 afterEach(closeRigs);
 
@@ -187,8 +188,11 @@ describe('X2: hostile input never crashes or hangs the transport', { timeout: 20
     },
   );
 
-  it('X2, S3: retry: 0 reconnects at once', async () => {
-    const { proxy, client } = await rig({ transport: { reconnectionOptions: { initialReconnectionDelay: 5_000, jitter: false } } });
+  it('X2, S3: retry: 0 reconnects at once (after the 100 ms floor, not the 5 s backoff)', async () => {
+    const { proxy, client, transport } = await rig({
+      transport: { reconnectionOptions: { initialReconnectionDelay: 5_000, jitter: false } },
+    });
+    const waits = recordWaits(transport);
     proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2, retry: 0 });
     expect(
       textOf(
@@ -200,7 +204,9 @@ describe('X2: hostile input never crashes or hangs the transport', { timeout: 20
     ).toBe('done 3');
     const post = proxy.requests.find((r) => r.tool === 'progress')!;
     const resume = proxy.requests.find(isResume)!;
-    expect(resume.at - post.cutAt!).toBeLessThan(200);
+    // What the chart chose: the floor (R4: 100 ms), not the 5 s backoff.
+    expect(waits.filter((wait) => wait.stream !== 'standalone').map((wait) => wait.delayMs)).toEqual([100]);
+    expect(resume.at - post.cutAt!).toBeGreaterThanOrEqual(100 - 3);
   });
 });
 

@@ -59,8 +59,8 @@ options:
                        subscriptions/listen stream for list changes
   --listen             the same as --watch (the 2026-07-28 name)
   --record <file>      write the chart's lifecycle as JSON lines (session IDs and tokens redacted)
-  --view               serve the chart view on 127.0.0.1 and show this session in it live
-                       (with --watch, until Ctrl-C)
+  --view               serve the chart view on 127.0.0.1 and show this session in it live;
+                       the page stays up after the session ends, until Ctrl-C
   --inspect [port]     watch the chart live in the Stately inspector (@statelyai/inspect), through a
                        bridge on 127.0.0.1 at that port (default 8080; 0 picks a free one); session
                        IDs and tokens redacted; the chart view runs too, for when the hosted
@@ -78,9 +78,13 @@ and auth discovery (WWW-Authenticate, protected-resource metadata).
                        how long to watch a stream for a keep-alive (default 20)
 
 exit codes:
-  0 done   1 other failure   2 bad command line or URL   3 server unreachable
+  0 done   1 other failure   2 bad command line, URL or tool name   3 server unreachable
   4 not an MCP server      5 the server needs authorization   6 a step timed out
-  7 the called tool reported an error   8 the doctor found a fault`;
+  7 the called tool reported an error   8 the doctor found a fault
+  9 unavailable here: the --inspect port is in use, or an optional peer is not installed`;
+
+/** U11: what follows a usage error's one line, instead of the whole usage text. */
+export const seeHelp = 'see mcp-xstate-transport --help';
 
 // U9: the schemas. Each parses the raw text of one option; `shape` is what the error asks for.
 
@@ -245,9 +249,11 @@ export function parseArgs(argv: string[]): Parsed {
         options.view = true;
         return true;
       case '--inspect': {
-        // An optional port: the next argument when it is a number.
+        // An optional port: the next argument is its value unless it is an option or the URL
+        // (`--inspect abc` is a bad port, not a second URL).
         const next = peek();
-        options.inspect = next !== undefined && /^\d+$/.test(next) ? validated('--inspect', portSchema, value(), shapes.port) : 8080;
+        const isValue = next !== undefined && !next.startsWith('-') && !/^[a-z][a-z0-9+.-]*:\/\//i.test(next);
+        options.inspect = isValue ? validated('--inspect', portSchema, value(), shapes.port) : 8080;
         return true;
       }
       case '--json':

@@ -13,8 +13,8 @@ import { attachToView } from '../view/bridge.js';
 import { InspectorPortError, inspectLive, MissingPeerError, type LiveInspection } from '../live.js';
 import { serveView } from '../view/server.js';
 import { classify, describeError, exitCodes, StepTimeoutError, UserFacingError } from './failure.js';
-import { CliSession } from './session.js';
-import { isRecord } from '../../schema.js';
+import { CliSession, RpcError } from './session.js';
+import { isRecord } from '../../record.js';
 
 /** Where every line goes: text for people, or one JSON object per line with `--json`. */
 export class Output {
@@ -215,6 +215,33 @@ function contentText(result: Record<string, unknown>): string {
   return content.map((item) => (item.type === 'text' ? text(item.text) : `(${text(item.type)})`)).join('\n');
 }
 
+/** JSON-RPC "invalid params", which servers answer for a tool they do not have. */
+const invalidParams = -32602;
+
+/**
+ * U7: whether a call's failure says the tool does not exist: -32602 ("invalid params") as a
+ * JSON-RPC error or as the text of an error result (the SDK's servers answer the latter), naming
+ * the tool as not found or unknown, or for a tool the server did not list. Invalid arguments of a
+ * tool that exists are -32602 too, and stay the tool's error.
+ */
+function unknownTool(tool: string, listed: readonly string[] | undefined, failure: { code?: number; text: string }): boolean {
+  const said = failure.code === invalidParams || failure.text.includes(String(invalidParams));
+  if (!said) return false;
+  if (listed !== undefined) return !listed.includes(tool);
+  return /\b(not found|unknown tool|no such tool)\b/i.test(failure.text);
+}
+
+/** U7: "no such tool" with what the server does offer; exit 2, the command line named it. */
+function noSuchTool(tool: string, listed: readonly string[] | undefined): UserFacingError {
+  const offered =
+    listed === undefined
+      ? 'the server did not list its tools'
+      : listed.length === 0
+        ? 'the server offers no tools'
+        : `its tools: ${listed.join(', ')}`;
+  return new UserFacingError(`no such tool: '${tool}'; ${offered}`, exitCodes.usage);
+}
+
 /** Resolves at the first Ctrl-C (SIGINT) or SIGTERM; a second one ends the process at once. */
 function interrupted(): Promise<void> {
   return new Promise((resolve) => {
@@ -335,12 +362,16 @@ export async function connect(options: CliOptions): Promise<number> {
       ['resources', 'resources/list', (item: Record<string, unknown>) => text(item.uri)],
       ['prompts', 'prompts/list', (item: Record<string, unknown>) => text(item.name)],
     ] as const;
+    /** The tool names the server listed (undefined: it has no tools capability). */
+    let toolNames: string[] | undefined;
     for (const [key, method, name] of lists) {
       if (!capabilityOf(init, key)) {
         out.block(key, [`${key}: the server offers none`], { [key]: [] });
+        if (key === 'tools') toolNames = [];
         continue;
       }
       const items = await wait(method, session.list(method, key));
+      if (key === 'tools') toolNames = items.map(name);
       out.block(key, listing(key, items, name), { [key]: items });
     }
 
@@ -359,10 +390,16 @@ export async function connect(options: CliOptions): Promise<number> {
           chart.current,
           progress,
         );
+      } catch (error) {
+        if (error instanceof RpcError && unknownTool(tool, toolNames, { code: error.code, text: error.message })) {
+          throw noSuchTool(tool, toolNames);
+        }
+        throw error;
       } finally {
         progress.end();
       }
       const isError = result.isError === true;
+      if (isError && unknownTool(tool, toolNames, { text: contentText(result) })) throw noSuchTool(tool, toolNames);
       out.block('result', [`result of ${tool}${isError ? ' (the tool reported an error)' : ''}:`, contentText(result)], { tool, result });
       if (isError) exitCode = exitCodes.toolError;
     }
@@ -381,7 +418,10 @@ export async function connect(options: CliOptions): Promise<number> {
     }
   } catch (error) {
     releaseWarnings(chartFailure ?? error);
-    const failure = classify(chartFailure ?? error, options.url);
+    const failure =
+      error instanceof UserFacingError
+        ? { kind: 'usage' as const, exitCode: error.exitCode, message: error.message }
+        : classify(chartFailure ?? error, options.url);
     if (options.json) out.event('failed', failure.message, { kind: failure.kind, exitCode: failure.exitCode, message: failure.message });
     else console.error(`mcp-xstate-transport: ${failure.message}`);
     exitCode = failure.exitCode;
@@ -397,6 +437,11 @@ export async function connect(options: CliOptions): Promise<number> {
     chart.stop();
     await bridge?.close();
     live?.stop();
+    if (view !== undefined && options.view && !options.watch) {
+      // U7: the page outlives the session it shows (it keeps every line it was sent), until Ctrl-C.
+      out.event('view', `chart view at ${view.url.href} shows this session until Ctrl-C`, { url: view.url.href, keptAlive: true });
+      await interrupted();
+    }
     await view?.close();
     if (record !== undefined) {
       record.end();

@@ -1,7 +1,7 @@
 /** What went wrong, as a message for people and an exit code for scripts. */
 import { ProtocolError, StreamableHTTPError } from '../../../machines/errors.js';
 import { bodySummary } from '../../http/body.js';
-import { UsageError } from './args.js';
+import { seeHelp, UsageError } from './args.js';
 import { RpcError } from './session.js';
 
 export const exitCodes = {
@@ -79,7 +79,7 @@ function httpStatus(error: unknown): number | undefined {
 export function classify(error: unknown, url: string): Failure {
   const detail = describeError(error);
   const failure = (kind: FailureKind, message: string): Failure => ({ kind, exitCode: exitCodes[kind], message });
-  if (error instanceof UsageError) return failure('usage', error.message);
+  if (error instanceof UsageError) return failure('usage', `${error.message}; ${seeHelp}`);
   if (error instanceof StepTimeoutError) return failure('timeout', detail);
   const status = httpStatus(error);
   if (status === 401 || status === 403) {

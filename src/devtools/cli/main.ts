@@ -3,19 +3,19 @@
  * The `mcp-xstate-transport` command. Each subcommand is one `case` below; the default (a URL)
  * connects. No test code, no dev dependency: this file ships in the package as its `bin`.
  */
-import { parseArgs, parseDoctorArgs, usage, UsageError } from './args.js';
+import { parseArgs, parseDoctorArgs, seeHelp, usage, UsageError } from './args.js';
 import { connect } from './connect.js';
-import { doctor } from './doctor.js';
+import { doctor } from './doctor/doctor.js';
 import { exitCodes, UserFacingError } from './failure.js';
 import { viewCommand } from './view.js';
 
-/** Parses with `parse`; a UsageError (U9: the option and the shape it wants) prints with the usage and exits 2. */
+/** Parses with `parse`; a UsageError (U9: the option and the shape it wants) is one line pointing at --help, exit 2. */
 function parsed<T>(parse: () => T): T | number {
   try {
     return parse();
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    console.error(`mcp-xstate-transport: ${error.message}\n\n${usage}`);
+    console.error(`mcp-xstate-transport: ${error.message}; ${seeHelp}`);
     return exitCodes.usage;
   }
 }

@@ -6,7 +6,7 @@
  */
 import { InvalidRecordingError, type InputIssue } from '../../../machines/errors.js';
 import { anObject, issuesOf } from '../../validation.js';
-import { isRecord } from '../../schema.js';
+import { isRecord } from '../../record.js';
 import * as z from '../../validation.js';
 
 const kinds = ['header', 'actor', 'event', 'snapshot', 'emit', 'timer', 'cancel'] as const;

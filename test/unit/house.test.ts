@@ -1,0 +1,76 @@
+/**
+ * The house's "nevers" read from the imports (ARCHITECTURE.md, code map): the edges
+ * (src/validation.ts) take nothing from the per-message path (src/schema.ts), and the rooms a
+ * newcomer walks have no import circles (src/http/, src/devtools/cli/).
+ */
+import { readdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { everyImport, readSource, repositoryRoot, resolvedFrom, type Reader } from '../support/import-graph.js';
+
+const sourcesUnder = (folder: string): string[] =>
+  readdirSync(join(repositoryRoot, folder), { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.ts'))
+    .map((name) => relative(repositoryRoot, join(repositoryRoot, folder, name)));
+
+/** What `file` imports (type-only imports included), resolved to repository paths. */
+const importsOf = (file: string, read: Reader) => everyImport(read(file)).map((specifier) => resolvedFrom(file, specifier));
+
+/** The import circles among `files`, each as the files on it (sorted), found by a walk from each file. */
+function circles(files: readonly string[], read: Reader = readSource): string[][] {
+  const inside = new Set(files);
+  const edges = new Map(files.map((file) => [file, importsOf(file, read).filter((target) => inside.has(target))]));
+  const found = new Map<string, string[]>();
+  const walk = (start: string, at: string, path: string[]): void => {
+    for (const next of edges.get(at) ?? []) {
+      if (next === start) {
+        const circle = [...path].sort();
+        found.set(circle.join(' '), circle);
+      } else if (!path.includes(next) && next > start) {
+        walk(start, next, [...path, next]);
+      }
+    }
+  };
+  for (const file of files) walk(file, file, [file]);
+  return [...found.values()];
+}
+
+/** The modules `file` reaches through its imports, itself excluded. */
+function reached(file: string, read: Reader = readSource): Set<string> {
+  const seen = new Set<string>();
+  const visit = (at: string) => {
+    for (const next of importsOf(at, read)) {
+      if (seen.has(next) || !next.endsWith('.ts') || !next.startsWith('src/')) continue;
+      seen.add(next);
+      visit(next);
+    }
+  };
+  visit(file);
+  return seen;
+}
+
+describe('the house, read from the imports', () => {
+  it('the edges take nothing from the per-message path: src/validation.ts does not reach src/schema.ts', () => {
+    expect(reached('src/validation.ts').has('src/record.ts')).toBe(true);
+    expect(reached('src/validation.ts').has('src/schema.ts')).toBe(false);
+  });
+
+  it('the check can fail: a planted import of isRecord from src/schema.ts in src/validation.ts is found', () => {
+    const planted: Reader = (path) =>
+      path === 'src/validation.ts' ? `import { isRecord } from './schema.js';\n${readSource(path)}` : readSource(path);
+    expect(reached('src/validation.ts', planted).has('src/schema.ts')).toBe(true);
+  });
+
+  it('src/http/ and src/devtools/cli/ have no import circle', () => {
+    const http = sourcesUnder('src/http');
+    expect(http.length).toBeGreaterThan(8);
+    expect(circles(http)).toEqual([]);
+    expect(circles(sourcesUnder('src/devtools/cli'))).toEqual([]);
+  });
+
+  it('the check can fail: the old circle (client.ts takes the dpop types from dpop.ts) is found', () => {
+    const planted: Reader = (path) =>
+      path === 'src/http/client.ts' ? `import type { DpopOption } from './dpop.js';\n${readSource(path)}` : readSource(path);
+    expect(circles(sourcesUnder('src/http'), planted)).toEqual([['src/http/client.ts', 'src/http/dpop.ts']]);
+  });
+});
