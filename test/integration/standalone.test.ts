@@ -167,4 +167,13 @@ describe.each(statefulModes)('$mode', { timeout: 5_000 }, ({ sse }) => {
     // Settles only when the server saw the GET's connection close.
     await get.ended;
   });
+
+  it('R9: a standalone stream silent for streamIdleTimeout is a drop: its reader, asked by the chart, ends it and the GET opens again', async () => {
+    const server = await serve({ sse });
+    await connectClient(server, { streamIdleTimeout: 200, terminateOnClose: false });
+    const first = await server.waitFor(isGet);
+    // Settles only when the server saw the silent GET's connection close; then a second GET comes.
+    await first.ended;
+    await until(() => server.requests.filter(isGet).length >= 2, 'a second GET');
+  });
 });
