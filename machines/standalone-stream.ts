@@ -1,6 +1,6 @@
-import { and, assign, enqueueActions, fromCallback, fromPromise, sendParent, sendTo, setup, stateIn } from 'xstate';
+import { and, assign, enqueueActions, fromPromise, sendParent, setup, stateIn } from 'xstate';
 import type { ChartOptions, GetResult, NetworkEvent, OpenStream } from './types.js';
-import type { ReadStreamInput, ReconnectDue, StreamReaderCommand, StreamReaderEvent } from './post-stream-types.js';
+import type { ReadStreamInput, ReconnectDue, StreamReaderEvent } from './post-stream-types.js';
 import {
   ceilingDelay,
   isResumableEventId,
@@ -82,6 +82,21 @@ const notProvided = (name: string) => () => {
   throw new Error(`actor '${name}' must be provided with machine.provide({ actors })`);
 };
 
+const actionNotProvided = (name: string) => new Error(`action '${name}' must be provided with machine.provide({ actions })`);
+
+/** What the reader of the stream just opened reads: the stream, and where its ids go (R7, W1). */
+function readerInput(context: StandaloneStreamContext): ReadStreamInput {
+  if (!context.stream) throw new Error('listening without a stream');
+  return {
+    stream: context.stream,
+    requestIds: [],
+    lastEventId: context.lastEventId,
+    seenIds: context.seenIds,
+    replay: false,
+    onEventId: undefined,
+  };
+}
+
 /** What the GET resolved to, handed to guards and actions as typed params. */
 const streamResult = ({ event }: { event: { output: GetResult } }) => ({ result: event.output });
 
@@ -96,7 +111,6 @@ const standaloneStreamSetup = setup({
   },
   actors: {
     openStandalone: fromPromise<GetResult, OpenStandaloneInput>(notProvided('openStandalone')),
-    readStream: fromCallback<StreamReaderCommand, ReadStreamInput>(notProvided('readStream')),
     scheduledWait,
   },
   guards: {
@@ -139,7 +153,6 @@ const standaloneStreamSetup = setup({
       spent: context.attempt > context.options.reconnection.maxRetries,
     })),
     reportListening: sendParent((): StandaloneStreamReport => ({ type: 'standalone.listening' })),
-    checkIdle: sendTo('reader', { type: 'idle.check' }),
     countAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
     adoptStream: assign((_, params: { result: GetResult }) =>
       params.result.kind === 'sse' ? { stream: params.result.stream, established: true } : {},
@@ -147,7 +160,27 @@ const standaloneStreamSetup = setup({
   },
 })
   .extend(waitImplementations)
-  .extend(idleWatch);
+  .extend(idleWatch)
+  .extend({
+    actions: {
+      /**
+       * The reader of a held stream (issue 44): `listening` starts it on entry and stops it on exit
+       * (and the host stops it when this actor stops), and it tells this actor what it read
+       * (`stream.ended`); the host provides the three. An invoked reader was an actor of its own,
+       * ~1.7 KiB per held session (docs/benchmark.md, "What a held session is made of").
+       */
+      startReading: (_: unknown, _input: ReadStreamInput): void => {
+        throw actionNotProvided('startReading');
+      },
+      stopReading: (): void => {
+        throw actionNotProvided('stopReading');
+      },
+      /** R9: asks the reader whether anything arrived since the last check. */
+      checkIdle: (): void => {
+        throw actionNotProvided('checkIdle');
+      },
+    },
+  });
 
 export const standaloneStreamMachine = standaloneStreamSetup.createMachine({
   id: 'standaloneStream',
@@ -220,22 +253,8 @@ export const standaloneStreamMachine = standaloneStreamSetup.createMachine({
       },
     },
     listening: {
-      entry: 'reportListening',
-      invoke: {
-        id: 'reader',
-        src: 'readStream',
-        input: ({ context }) => {
-          if (!context.stream) throw new Error('listening without a stream');
-          return {
-            stream: context.stream,
-            requestIds: [],
-            lastEventId: context.lastEventId,
-            seenIds: context.seenIds,
-            replay: false,
-            onEventId: undefined,
-          };
-        },
-      },
+      entry: ['reportListening', { type: 'startReading', params: ({ context }) => readerInput(context) }],
+      exit: 'stopReading',
       // R9: the idle watch runs while the reader reads.
       initial: 'choosing',
       states: {

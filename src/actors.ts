@@ -1,4 +1,4 @@
-import { fromCallback, fromPromise } from 'xstate';
+import { fromCallback, fromPromise, type ActorRef, type Snapshot, type Subscription } from 'xstate';
 import { connectionMachine, envelopeVersion, fingerprint, requestIdsOf, type ConnectionMachine } from '../machines/connection/index.js';
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
@@ -11,7 +11,7 @@ import type { PostRequestInput, ReadStreamInput, ResumeInput, StreamReaderComman
 import type { OpenStandaloneInput } from '../machines/standalone-stream.js';
 import type { HttpClient } from './http/client.js';
 import { deleteSession, openEventStream, postMessage, type ExchangeOptions } from './http/exchanges.js';
-import { readEventStream } from './sse/reader.js';
+import { readEventStream, type StreamReader } from './sse/reader.js';
 import type { SdkAuthOption, SdkGeneration } from './http/auth.js';
 import { networkEvents, type NetworkSignal } from './network.js';
 import type { HttpAttempt, Telemetry, TelemetryKit } from './telemetry/option.js';
@@ -95,6 +95,60 @@ function traced<R extends PostResult | GetResult>(request: Promise<R>, attempt: 
   );
 }
 
+/** A stream's reader: what it reads is told to `report` (its chart). */
+function startReader(io: TransportIo, input: ReadStreamInput, report: (event: StreamReaderEvent) => void): StreamReader {
+  // One literal, not a spread of `input`: the reader keeps it for the stream's life (bench/README.md, "Code shapes").
+  const options = {
+    stream: input.stream,
+    requestIds: input.requestIds,
+    lastEventId: input.lastEventId,
+    seenIds: input.seenIds,
+    replay: input.replay,
+    onEventId: input.onEventId,
+    sink: io.sink,
+    maxMessageBytes: io.options.maxMessageBytes,
+  };
+  return readEventStream(options, (event: StreamReaderEvent) => {
+    if (event.type === 'stream.ended' && io.telemetry !== undefined) io.telemetry.streamEnded(input.stream, event.end.error);
+    report(event);
+  });
+}
+
+/** The standalone stream's reader while it listens, by the stream's actor, and the watch that stops it with that actor. */
+const standaloneReaders = new WeakMap<object, { reader: StreamReader; watch: Subscription }>();
+
+function stopStandaloneReader(self: object): void {
+  const held = standaloneReaders.get(self);
+  if (held === undefined) return;
+  standaloneReaders.delete(self);
+  held.watch.unsubscribe();
+  held.reader.stop();
+}
+
+/**
+ * The standalone stream's reader (issue 44): not an actor of its own but three actions of the
+ * stream's chart. `listening` starts it on entry and stops it on exit; an actor stopped from
+ * outside runs no exit actions, so its end (`complete`, `error`) stops the reader too.
+ */
+export const standaloneReaderActions = {
+  startReading: ({ self, system }: { self: ActorRef<Snapshot<unknown>, StreamReaderEvent>; system: object }, input: ReadStreamInput) => {
+    stopStandaloneReader(self);
+    const reader = startReader(ioOf(system), input, (event) => {
+      self.send(event);
+    });
+    const stop = () => {
+      stopStandaloneReader(self);
+    };
+    standaloneReaders.set(self, { reader, watch: self.subscribe({ complete: stop, error: stop }) });
+  },
+  stopReading: ({ self }: { self: object }) => {
+    stopStandaloneReader(self);
+  },
+  checkIdle: ({ self }: { self: object }) => {
+    standaloneReaders.get(self)?.reader.command({ type: 'idle.check' });
+  },
+};
+
 /**
  * The I/O actors the charts name. They are created once, for every transport: a machine
  * provided per transport would rebuild the whole chart each time (bench/README.md, "Code shapes").
@@ -137,22 +191,7 @@ export const ioActors = {
     );
   }),
   readStream: fromCallback<StreamReaderCommand, ReadStreamInput>(({ input, sendBack, receive, system }) => {
-    const io = ioOf(system);
-    // One literal, not a spread of `input`: the reader keeps it for the stream's life (bench/README.md, "Code shapes").
-    const options = {
-      stream: input.stream,
-      requestIds: input.requestIds,
-      lastEventId: input.lastEventId,
-      seenIds: input.seenIds,
-      replay: input.replay,
-      onEventId: input.onEventId,
-      sink: io.sink,
-      maxMessageBytes: io.options.maxMessageBytes,
-    };
-    const reader = readEventStream(options, (event: StreamReaderEvent) => {
-      if (event.type === 'stream.ended' && io.telemetry !== undefined) io.telemetry.streamEnded(input.stream, event.end.error);
-      sendBack(event);
-    });
+    const reader = startReader(ioOf(system), input, sendBack);
     receive((command) => {
       reader.command(command);
     });
@@ -223,7 +262,8 @@ export const providedConnectionMachine: ConnectionMachine = connectionMachine.pr
       actors: { postMessage: ioActors.postMessage, resumeStream: ioActors.resumeStream, readStream: ioActors.readStream },
     }),
     standaloneStream: standaloneStreamMachine.provide({
-      actors: { openStandalone: ioActors.openStandalone, readStream: ioActors.readStream },
+      actors: { openStandalone: ioActors.openStandalone },
+      actions: standaloneReaderActions,
     }),
     deleteSession: ioActors.deleteSession,
     directCalls: ioActors.directCalls,

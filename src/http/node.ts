@@ -9,6 +9,7 @@
  */
 import http from 'node:http';
 import type * as Https from 'node:https';
+import { createConnection } from 'node:net';
 import type { HttpResponse, HttpSend, RequestControl, SenderOptions, TlsOptions } from './client.js';
 import { InvalidOptionsError } from '../../machines/errors.js';
 import { abortReason, drains, nodeResponse, signalSource, type AbortSource } from './node-response.js';
@@ -28,6 +29,15 @@ export interface NodeClientOptions {
 const keepAlive = { keepAlive: true, timeout: 4_000 };
 /** The longest request body sent as a string (see `nodeRequest`); a longer one is sent as one Buffer. */
 const inlineBodyChars = 16 * 1024;
+/**
+ * A plain-http GET without a proxy (the standalone stream, a resume) is a stream held open for as
+ * long as the server keeps it: it gets a connection of its own instead of one of the agent's.
+ * The agent keeps, per socket it lends, two null-prototype copies of the request's options and
+ * four listener closures over them, and arms the socket's idle timer; without it a held stream
+ * keeps ~2 KiB less (issue 44; docs/benchmark.md, "What a held session is made of"). The
+ * connection closes when the stream ends: a GET's socket is not reused.
+ */
+const ownConnection = (options: http.ClientRequestArgs) => createConnection(options as Parameters<typeof createConnection>[0]);
 const agents: { 'http:': http.Agent; 'https:': Https.Agent | undefined } = {
   'http:': new http.Agent(keepAlive),
   'https:': undefined,
@@ -153,6 +163,9 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
   if (body !== undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
   const transport = url.protocol === 'https:' && https !== undefined ? https : http;
   const userinfo = url.username !== '' || url.password !== '';
+  const held = method === 'GET' && proxy === undefined && url.protocol === 'http:';
+  // H11: it says keep-alive as fetch does (Node would write `close` for a request without an agent).
+  if (held && !('connection' in headers)) headers.connection = 'keep-alive';
   const options: Https.RequestOptions = {
     protocol: url.protocol,
     hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
@@ -164,12 +177,18 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
     // woke a held stream every 4 s for nothing (only an idle socket is closed by it).
     timeout: 0,
     headers: proxy === undefined && !userinfo ? (headerList(url, method, body !== undefined, headers) ?? headers) : headers,
-    agent:
-      proxy !== undefined ? proxyAgent(proxy, url.protocol, keepAlive) : url.protocol === 'https:' ? agents['https:'] : agents['http:'],
+    agent: held
+      ? undefined
+      : proxy !== undefined
+        ? proxyAgent(proxy, url.protocol, keepAlive)
+        : url.protocol === 'https:'
+          ? agents['https:']
+          : agents['http:'],
     ...(userinfo ? { auth: `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` } : {}),
   };
   // No TLS, no server name: the agent would otherwise work one out for each request (the Host header, isIP).
   if (proxy === undefined && url.protocol === 'http:') options.servername = '';
+  if (held) options.createConnection = ownConnection;
   // N2: the https agent (or the proxy's, through its tunnel) hands these to tls.connect; sockets are pooled by them.
   if (net.tls !== undefined && url.protocol === 'https:') Object.assign(options, net.tls);
   return new Promise((resolve, reject) => {

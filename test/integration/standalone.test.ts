@@ -151,4 +151,29 @@ describe.each(statefulModes)('$mode', { timeout: 5_000 }, ({ sse }) => {
     expect(server.requests.filter((request) => request.method === 'DELETE')).toEqual([]);
     expect(server.requests.filter(isGet)).toHaveLength(1);
   });
+
+  it('G6: the standalone stream stopped from outside (its chart stopped, no exit action run) still ends its GET (seen by the server)', async () => {
+    const server = await serve({ sse });
+    const { transport } = await connectClient(server, { terminateOnClose: false });
+    const get = await server.waitFor(isGet);
+    await until(
+      () => transport.actor.getSnapshot().children.standalone?.getSnapshot().matches('listening') === true,
+      'the standalone stream listening',
+    );
+    expect(childrenOf(transport)).toContain('standalone');
+
+    // The reader is an action pair of the stream's chart (issue 44): the host stops it with the actor.
+    transport.actor.stop();
+    // Settles only when the server saw the GET's connection close.
+    await get.ended;
+  });
+
+  it('R9: a standalone stream silent for streamIdleTimeout is a drop: its reader, asked by the chart, ends it and the GET opens again', async () => {
+    const server = await serve({ sse });
+    await connectClient(server, { streamIdleTimeout: 200, terminateOnClose: false });
+    const first = await server.waitFor(isGet);
+    // Settles only when the server saw the silent GET's connection close; then a second GET comes.
+    await first.ended;
+    await until(() => server.requests.filter(isGet).length >= 2, 'a second GET');
+  });
 });

@@ -1,5 +1,5 @@
 /** Fake I/O for the charts: every request is a pending promise the test settles by hand. */
-import { createActor, fromCallback, fromPromise, SimulatedClock, type Actor } from 'xstate';
+import { createActor, fromCallback, fromPromise, SimulatedClock, type Actor, type ActorRef, type Snapshot } from 'xstate';
 import { connectionMachine, type DeleteSessionInput } from '../../machines/connection/index.js';
 import {
   postStreamMachine,
@@ -87,7 +87,44 @@ export function fakeIo() {
       };
     }),
   };
-  return { posts, resumes, gets, deletes, authorizations, readers, actors, setOnline };
+  /**
+   * The standalone stream's reader, as src/actors.ts provides it (three actions of its chart, not
+   * an actor): a FakeReader in `readers` from `listening`'s entry, stopped on its exit or when
+   * the stream's actor stops.
+   */
+  const standaloneByActor = new WeakMap<object, FakeReader>();
+  const stopStandalone = (self: object) => {
+    const reader = standaloneByActor.get(self);
+    if (reader === undefined) return;
+    standaloneByActor.delete(self);
+    reader.stopped = true;
+  };
+  const standaloneReaderActions = {
+    startReading: ({ self }: { self: ActorRef<Snapshot<unknown>, StreamReaderEvent> }, input: ReadStreamInput) => {
+      stopStandalone(self);
+      const reader: FakeReader = {
+        input,
+        send: (event) => {
+          self.send(event);
+        },
+        stopped: false,
+        commands: [],
+      };
+      readers.push(reader);
+      standaloneByActor.set(self, reader);
+      const stop = () => {
+        stopStandalone(self);
+      };
+      self.subscribe({ complete: stop, error: stop });
+    },
+    stopReading: ({ self }: { self: object }) => {
+      stopStandalone(self);
+    },
+    checkIdle: ({ self }: { self: object }) => {
+      standaloneByActor.get(self)?.commands.push('idle.check');
+    },
+  };
+  return { posts, resumes, gets, deletes, authorizations, readers, actors, standaloneReaderActions, setOnline };
 }
 
 export type FakeIo = ReturnType<typeof fakeIo>;
@@ -99,7 +136,8 @@ export function machineWith(io: FakeIo) {
         actors: { postMessage: io.actors.postMessage, resumeStream: io.actors.resumeStream, readStream: io.actors.readStream },
       }),
       standaloneStream: standaloneStreamMachine.provide({
-        actors: { openStandalone: io.actors.openStandalone, readStream: io.actors.readStream },
+        actors: { openStandalone: io.actors.openStandalone },
+        actions: io.standaloneReaderActions,
       }),
       deleteSession: io.actors.deleteSession,
       authorize: io.actors.authorize,

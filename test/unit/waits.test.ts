@@ -28,7 +28,7 @@ function run(kind: 'standalone' | 'post', overrides: Partial<ChartOptions> = {},
   const options = chartOptions({ now: () => clock.now(), ...overrides });
   const src =
     kind === 'standalone'
-      ? standaloneStreamMachine.provide({ actors: { openStandalone: io.actors.openStandalone, readStream: io.actors.readStream } })
+      ? standaloneStreamMachine.provide({ actors: { openStandalone: io.actors.openStandalone }, actions: io.standaloneReaderActions })
       : postStreamMachine.provide({
           actors: { postMessage: io.actors.postMessage, resumeStream: io.actors.resumeStream, readStream: io.actors.readStream },
         });
