@@ -397,8 +397,11 @@ describe('R12: resumes answered but empty', { timeout: 15_000 }, () => {
       expect(resumes).toHaveLength(planned.length);
       expect(typed!.emptyResumes).toBe(planned.length);
       // What the chart chose: unbounded, six jittered waits sum to 20.8–41.6 s; here they end inside the window.
+      // wall-clock guard: driven clock (Date is faked and moved by the planned waits only)
       expect(planned.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(14_000);
+      // wall-clock guard: driven clock (Date is faked and moved by the planned waits only)
       expect(typed!.sinceFirstEndMs).toBeLessThanOrEqual(15_000);
+      // wall-clock guard: driven clock (Date is faked and moved by the planned waits only)
       expect(Date.now() - firstEnd).toBeLessThanOrEqual(15_000);
       await noCallsInFlight(transport, 'the call whose resumes came back empty');
       expect(proxy.requests.filter(isResume)).toHaveLength(planned.length);

@@ -25,7 +25,7 @@ describe('the public API', () => {
       'StreamableHTTPError',
       'TransportClosedError',
       'TransportFailedError',
-    'TransportWaitingError',
+      'TransportWaitingError',
       'connectionEra',
       'connectionMachine',
       'connectionStatus',

@@ -331,6 +331,7 @@ describe('POST stream chart: empty resumes (R12)', () => {
     expect(error.emptyResumes).toBe(planned.length);
     // What the chart chose: its planned waits (on the driven clock) end inside the window, leaving the last GET its second.
     const sum = planned.reduce((a, b) => a + b, 0);
+    // wall-clock guard: driven clock (the planned waits, on the test's simulated clock)
     expect(sum).toBeLessThanOrEqual(14_000);
     expect(setup.clock.now()).toBeLessThanOrEqual(15_000);
     expect(error.sinceFirstEndMs).toBe(setup.clock.now());

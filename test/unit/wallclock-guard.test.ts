@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { checkWallClock, findWallClockUpperBounds } from '../../scripts/check-wallclock.js';
+import { checkWallClock, DRIVEN, findWallClockUpperBounds } from '../../scripts/check-wallclock.js';
 
 const run = promisify(execFile);
 const lines = (source: string) => findWallClockUpperBounds(source).map((found) => found.line);
@@ -49,6 +49,13 @@ describe('the wall-clock guard', () => {
       `expect(gets.at(-1)!.seq).toBeLessThan(10);`,
     ].join('\n');
     expect(lines(allowed)).toEqual([]);
+  });
+
+  it('a bound on a clock the test drives passes only with the marker on its line or the line before', () => {
+    const bound = `expect(Date.now() - firstEnd).toBeLessThanOrEqual(15_000);`;
+    expect(lines([`vi.useFakeTimers({ toFake: ['Date'] });`, bound].join('\n'))).toEqual([2]);
+    expect(lines([`// ${DRIVEN}: Date is faked`, bound].join('\n'))).toEqual([]);
+    expect(lines([`// ${DRIVEN}`, '', bound].join('\n'))).toEqual([3]);
   });
 
   it('the script refuses a planted upper bound with exit code 1 and names the line; the same file with a lower bound passes', async () => {
