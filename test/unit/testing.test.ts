@@ -180,6 +180,8 @@ describe('W6: degraded, from the chart', () => {
       [502, /HTTP 502/],
       [new TypeError('fetch failed: ECONNREFUSED'), /ECONNREFUSED/],
     ] as const) {
+      // F4: in 2026-07-28 a call with no response at all is `waiting`, not degraded (test/integration/heal.test.ts).
+      if (era === 'modern' && failure instanceof Error) continue;
       it(`W4, W6: ${era}: transportIn('degraded', { failure: ${failure instanceof Error ? failure.message : failure} }) names that failure in the reason from the start`, async () => {
         const test = await inState('degraded', { era, failure });
         // Read at once: no call sent since, no wait for a later reason to replace an earlier one.
