@@ -83,17 +83,28 @@ function decodedBody(res: IncomingMessage, method: string, zlib: typeof Zlib | u
 export const drains = {
   count: 0,
   waiters: [] as (() => void)[],
-  /** When a wait last ran out: a server whose streams go on after their answer (keep-alive comments, say) is not waited for again for a while. */
+  /** Waits in a row that ran out (reset by one that did not). */
+  misses: 0,
+  /** When the last of those ran out: a server whose streams go on after their answer (keep-alive comments, say) is not waited for again for a while. */
   timedOutAt: Number.NEGATIVE_INFINITY,
   patient(): boolean {
-    return performance.now() - this.timedOutAt > impatientMs;
+    return this.misses < impatientAfter || performance.now() - this.timedOutAt > impatientMs;
   },
+  /** A wait ran out. One alone (a late packet, a busy event loop) changes nothing. */
   lostPatience(): void {
+    this.misses++;
     this.timedOutAt = performance.now();
+  },
+  /** A wait ended with a connection freed. */
+  served(): void {
+    this.misses = 0;
   },
 };
 
-/** How long requests do not wait for a draining body after a wait ran out. */
+/** Waits in a row that must run out before requests stop waiting. */
+const impatientAfter = 2;
+
+/** How long requests do not wait for a draining body after that. */
 const impatientMs = 10_000;
 
 function drainEnded(): void {

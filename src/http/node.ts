@@ -241,6 +241,7 @@ function awaitDrain(
     sent = true;
     clearTimeout(timer);
     if (timedOut === true) drains.lostPatience();
+    else drains.served();
     const at = drains.waiters.indexOf(send);
     if (at !== -1) drains.waiters.splice(at, 1);
     if (signal.aborted) {
@@ -249,7 +250,14 @@ function awaitDrain(
     }
     answer(outgoing, true, outgoing.transport.request(outgoing.options), method, signal, resolve, reject);
   };
-  const timer = setTimeout(send, drainWaitMs, true);
+  // The wait runs out only after the event loop has read what arrived meanwhile: a loop held up
+  // past the wait (a busy machine) fires this timer in the same turn as the body's end became
+  // readable. Its end's own send (`drainEnded`, a check-phase hop after the poll) goes first.
+  const timer = setTimeout(() => {
+    setImmediate(() => {
+      setImmediate(send, true);
+    });
+  }, drainWaitMs);
   drains.waiters.push(send);
 }
 
