@@ -250,6 +250,13 @@ export const postModel = setup({
     awaitsNothing: ({ context }) => context.kind === 'notification' || context.kind === 'resumeStream',
     /** R1, R5: an id to resume from, and budget left (progress starts the count again). */
     canResume: ({ context }) => context.lastId === 'ok' && (context.progressed ? 0 : context.attempt) <= context.config.maxRetries,
+    /**
+     * R12: a resumed stream (the GET's) ended with no event and no budget left: the real chart fails
+     * it naming the empty resumes (emptyResumesSpent), not as an ordinary end. A transition of its
+     * own, so the covering subset of paths takes it.
+     */
+    emptyResumesSpent: ({ context }) =>
+      context.held === 'getStream' && !context.progressed && context.lastId === 'ok' && context.attempt > context.config.maxRetries,
     /** R11: the last id cannot be sent back as Last-Event-ID. */
     endedUnsendable: ({ context }) => context.lastId === 'bad',
     /** R6: a 5xx spends the budget (offline it spends none: W2). */
@@ -353,6 +360,7 @@ export const postModel = setup({
         'stream.cancel': { guard: 'isRequest', target: 'failed', actions: 'released' },
         'stream.end': [
           { guard: 'awaitsNothing', target: 'done', actions: 'released' },
+          { guard: 'emptyResumesSpent', target: 'failed', actions: 'released' },
           { guard: 'canResume', target: 'backoff', actions: 'adoptEnd' },
           { guard: 'endedUnsendable', target: 'failed', actions: 'released' },
           { target: 'failed', actions: 'released' },
@@ -360,6 +368,7 @@ export const postModel = setup({
         // R9: the idle watch ends a silent stream as if it had dropped
         'stream.silence': [
           { guard: 'awaitsNothing', target: 'done', actions: 'released' },
+          { guard: 'emptyResumesSpent', target: 'failed', actions: 'released' },
           { guard: 'canResume', target: 'backoff', actions: 'adoptEnd' },
           { guard: 'endedUnsendable', target: 'failed', actions: 'released' },
           { target: 'failed', actions: 'released' },
