@@ -1,7 +1,7 @@
 /**
  * The house's "nevers" read from the imports (ARCHITECTURE.md, code map): the edges
  * (src/validation.ts) take nothing from the per-message path (src/schema.ts), and the rooms a
- * newcomer walks have no import circles (src/http/, src/devtools/cli/).
+ * newcomer walks have no import circles (src/http/, src/devtools/cli/, src/testing/).
  */
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -61,16 +61,28 @@ describe('the house, read from the imports', () => {
     expect(reached('src/validation.ts', planted).has('src/schema.ts')).toBe(true);
   });
 
-  it('src/http/ and src/devtools/cli/ have no import circle', () => {
+  it('src/http/, src/devtools/cli/ and src/testing/ have no import circle', () => {
     const http = sourcesUnder('src/http');
     expect(http.length).toBeGreaterThan(8);
     expect(circles(http)).toEqual([]);
     expect(circles(sourcesUnder('src/devtools/cli'))).toEqual([]);
+    // The testing door's room with the door itself: server <- states <- paths, and the door re-exports them.
+    const testing = ['src/testing.ts', ...sourcesUnder('src/testing')];
+    expect(testing.length).toBe(4);
+    expect(circles(testing)).toEqual([]);
   });
 
   it('the check can fail: the old circle (client.ts takes the dpop types from dpop.ts) is found', () => {
     const planted: Reader = (path) =>
       path === 'src/http/client.ts' ? `import type { DpopOption } from './dpop.js';\n${readSource(path)}` : readSource(path);
     expect(circles(sourcesUnder('src/http'), planted)).toEqual([['src/http/client.ts', 'src/http/dpop.ts']]);
+  });
+
+  it('the check can fail: a planted circle in src/testing/ (the server taking the era type from states.ts) is found', () => {
+    const planted: Reader = (path) =>
+      path === 'src/testing/server.ts' ? `import type { TestEra } from './states.js';\n${readSource(path)}` : readSource(path);
+    expect(circles(['src/testing.ts', ...sourcesUnder('src/testing')], planted)).toEqual([
+      ['src/testing/server.ts', 'src/testing/states.ts'],
+    ]);
   });
 });
