@@ -16,11 +16,11 @@ import type {
   ConnectionEvent,
   ConnectionInput,
   DeleteSessionInput,
+  DirectCallsCommand,
   PostRecord,
 } from './types.js';
 
 import { dropRequest, spawnPosts } from './posts.js';
-import { directCallsSlot } from './direct.js';
 import {
   BATCHING_PROTOCOL,
   cancelledRequestId,
@@ -75,8 +75,9 @@ export const connectionSetup = setup({
     /**
      * The direct path (direct.ts): the calls the facade POSTs itself while the chart allows it, for
      * the whole life of a started connection (a call begun in one state is answered in the next).
+     * The default, for a chart driven without a host: no direct calls, so an actor that holds none.
      */
-    directCalls: directCallsSlot(),
+    directCalls: fromCallback<DirectCallsCommand, Record<string, never>>(() => undefined),
     /** W2: tells the chart when the host's network goes and comes back (nothing on a host without a signal). */
     networkStatus: fromCallback<{ type: 'noop' }, Record<string, never>>(() => {
       throw new Error("actor 'networkStatus' must be provided with machine.provide({ actors })");

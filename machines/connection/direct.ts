@@ -1,16 +1,31 @@
 /**
  * The direct path, the chart's side of it: the calls the facade POSTs itself (src/data-plane.ts)
  * with no chart event and no actor per call, inside the chart's `directCalls` child. Here are its
- * slot and its spawning, its gate (opened on entry and closed on exit by the states that allow
- * direct calls), which message may take it and where each goes (`directRoute`), what the chart
- * tells it and what it reports, and the POST child that takes a cut call over.
+ * spawning, its gate (opened on entry and closed on exit by the states that allow direct calls),
+ * which message may take it and where each goes (`directRoute`), the chart's commands to it, and
+ * the POST child that takes a cut call over. The words they exchange (`DirectCallsCommand`,
+ * `DirectCallReport`) are in types.ts with the chart's other events, its slot in base.ts with the
+ * other slots, and the session a message goes with (`sessionOf`, H3) in messages.ts: this file
+ * takes from them and none of them from it.
  */
-import { assertEvent, assign, enqueueActions, fromCallback, sendTo, spawnChild } from 'xstate';
-import type { JSONRPCId, JSONRPCMessage, SendTicket } from '../types.js';
-import type { InterruptedStream, PostStreamInput } from '../post-stream.js';
-import { CANCELLED, DISCOVER, freePostId, INITIALIZE, INITIALIZED, isRequest, LISTEN, NO_ATTEMPTS, requestIdsOf } from './messages.js';
+import { assertEvent, assign, enqueueActions, sendTo, spawnChild } from 'xstate';
+import type { JSONRPCId, JSONRPCMessage } from '../types.js';
+import type { PostStreamInput } from '../post-stream.js';
+import {
+  CANCELLED,
+  DISCOVER,
+  freePostId,
+  INITIALIZE,
+  INITIALIZED,
+  isRequest,
+  LISTEN,
+  NO_ATTEMPTS,
+  NO_SESSION,
+  requestIdsOf,
+  sessionOf,
+} from './messages.js';
 import { actions, isOffline } from './base.js';
-import type { ConnectionContext } from './types.js';
+import type { ConnectionContext, DirectCallReport } from './types.js';
 
 /**
  * The tags by which the chart tells the facade what it may POST itself: a plain call (while the
@@ -19,56 +34,6 @@ import type { ConnectionContext } from './types.js';
 export const DIRECT_CALLS = 'directCalls';
 export const DIRECT_INITIALIZE = 'directInitialize';
 export const DIRECT_INITIALIZED_NOTICE = 'directInitializedNotice';
-
-/** What the chart tells its `directCalls` child. */
-export type DirectCallsCommand =
-  /** The gate: open, an answer that keeps its call's session goes straight to the sink; closed, the chart hears every answer. */
-  | { type: 'gate.open' }
-  | { type: 'gate.close' }
-  /** W6: while `degraded`, every answer goes to the chart too, so that the first happy one ends it. */
-  | { type: 'health.degraded' }
-  | { type: 'health.steady' }
-  /**
-   * Its calls end now (close, failure), each told `error` (undefined: the transport closed, and
-   * whoever ends a call makes its `TransportClosedError`); `answer`: with a synthetic response (P10).
-   */
-  | { type: 'calls.end'; error: Error | undefined; answer: boolean }
-  /** R8: its call for this request stops now. */
-  | { type: 'call.cancel'; requestId: JSONRPCId; error: Error };
-
-/**
- * What the direct path reports besides `post.done` / `post.failed`: a stream that ended before
- * its response, for the chart to spawn a POST child on it.
- */
-export type DirectCallReport = {
-  type: 'post.interrupted';
-  message: JSONRPCMessage;
-  /** E3: the caller's own headers for this request, for the POST child that takes the call over. */
-  headers?: Readonly<Record<string, string>> | undefined;
-  ticket: SendTicket;
-  /** The session and version the call carried; the resume GET carries the same (R1). */
-  sessionId: string | undefined;
-  protocolVersion: string | undefined;
-  interrupted: InterruptedStream;
-};
-
-/**
- * The slot's default: a chart driven without a host has no direct calls, so an actor that holds
- * none. A function (hoisted), so that the setup may take it before this module has run.
- */
-export function directCallsSlot() {
-  return fromCallback<DirectCallsCommand, Record<string, never>>(() => undefined);
-}
-
-const noSession = { sessionId: undefined, protocolVersion: undefined } as const;
-
-/** H3: the session and version a message goes with: none for an initialize, even when stale ones are cached. */
-export function sessionOf(
-  context: { sessionId: string | undefined; protocolVersion: string | undefined },
-  message: JSONRPCMessage | JSONRPCMessage[],
-): { sessionId: string | undefined; protocolVersion: string | undefined } {
-  return isRequest(message, INITIALIZE) ? noSession : context;
-}
 
 /**
  * A message the direct path may carry while the gate is open: any but those the chart must see
@@ -122,7 +87,7 @@ export function directRoute(
   if (snapshot.hasTag(DIRECT_CALLS)) return isDirectCall(message) ? sessionOf(snapshot.context, message) : undefined;
   if (!handshakeIsDirect(snapshot.context)) return undefined;
   if (snapshot.hasTag(DIRECT_INITIALIZED_NOTICE)) return isRequest(message, INITIALIZED) ? sessionOf(snapshot.context, message) : undefined;
-  return snapshot.hasTag(DIRECT_INITIALIZE) && isRequest(message, INITIALIZE) ? noSession : undefined;
+  return snapshot.hasTag(DIRECT_INITIALIZE) && isRequest(message, INITIALIZE) ? NO_SESSION : undefined;
 }
 
 /**

@@ -100,17 +100,10 @@ export const connectionMachine = connectionSetup
 export type ConnectionMachine = typeof connectionMachine;
 
 export type * from './types.js';
-export type { DirectCallsCommand, DirectCallReport, DirectRoute, RouteOptions, RouteSnapshot } from './direct.js';
+export type { DirectRoute, RouteOptions, RouteSnapshot } from './direct.js';
+export { directRoute, DIRECT_CALLS, DIRECT_INITIALIZE, DIRECT_INITIALIZED_NOTICE, handshakeIsDirect, isDirectCall } from './direct.js';
 export {
-  directRoute,
-  DIRECT_CALLS,
-  DIRECT_INITIALIZE,
-  DIRECT_INITIALIZED_NOTICE,
-  handshakeIsDirect,
-  isDirectCall,
   sessionOf,
-} from './direct.js';
-export {
   failCall,
   failureResponse,
   fingerprint,

@@ -1,6 +1,7 @@
 /**
  * The messages and errors the connection chart reasons about: which message is which, the
- * synthetic answer to a failed call (P10), session fingerprints (X1), POST child ids.
+ * session a message goes with (H3), the synthetic answer to a failed call (P10), session
+ * fingerprints (X1), POST child ids.
  */
 import type { AuthChallenge, JSONRPCId, JSONRPCMessage, JSONRPCRequest, JSONRPCResponse, MessageSink, SendTicket } from '../types.js';
 import { isUnauthorized, statusOf, StreamableHTTPError, withTransportError } from '../errors.js';
@@ -61,6 +62,17 @@ export function requestIdsOf(message: JSONRPCMessage | JSONRPCMessage[]): JSONRP
 
 /** A message's authorization so far, before any (A1, A2). */
 export const NO_ATTEMPTS = { auth: 0, stepUps: 0 } as const;
+
+/** H3: what an initialize goes with: no session and no protocol version. */
+export const NO_SESSION = { sessionId: undefined, protocolVersion: undefined } as const;
+
+/** H3: the session and version a message goes with: none for an initialize, even when stale ones are cached. */
+export function sessionOf(
+  context: { sessionId: string | undefined; protocolVersion: string | undefined },
+  message: JSONRPCMessage | JSONRPCMessage[],
+): { sessionId: string | undefined; protocolVersion: string | undefined } {
+  return isRequest(message, INITIALIZE) ? NO_SESSION : context;
+}
 
 /** The message as a JSON-RPC request (an id and a method), or undefined. */
 export function asRequest(message: JSONRPCMessage | JSONRPCMessage[]): JSONRPCRequest | undefined {

@@ -4,8 +4,7 @@
  */
 import type { JSONRPCId } from '../types.js';
 import type { PostStreamInput } from '../post-stream.js';
-import { freePostId, isRequest, LISTEN, NO_ATTEMPTS, requestIdsOf } from './messages.js';
-import { sessionOf } from './direct.js';
+import { freePostId, isRequest, LISTEN, NO_ATTEMPTS, requestIdsOf, sessionOf } from './messages.js';
 import type { ConnectionContext, QueuedSend } from './types.js';
 
 function postInput(context: ConnectionContext, send: QueuedSend, offline: boolean): PostStreamInput {

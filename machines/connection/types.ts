@@ -1,4 +1,7 @@
-/** The connection chart's vocabulary: its input, context, events in and events out. */
+/**
+ * The connection chart's vocabulary: its input, context, events in and events out, and what it
+ * and its `directCalls` child (the direct path, direct.ts) say to each other.
+ */
 import type {
   AuthChallenge,
   ChartOptions,
@@ -10,8 +13,7 @@ import type {
   SendAttempts,
   SendTicket,
 } from '../types.js';
-import type { PostOrigin, PostStreamReport } from '../post-stream.js';
-import type { DirectCallReport } from './direct.js';
+import type { InterruptedStream, PostOrigin, PostStreamReport } from '../post-stream.js';
 import type { StandaloneStreamReport } from '../standalone-stream.js';
 
 export interface ConnectionInput {
@@ -43,6 +45,38 @@ export type ConnectionEvent =
   /** W6: the chart's own word to its health region: a call failed for the server's trouble, or one was answered. */
   | { type: 'health.trouble'; error: Error }
   | { type: 'health.answered' };
+
+/** What the chart tells its `directCalls` child. */
+export type DirectCallsCommand =
+  /** The gate: open, an answer that keeps its call's session goes straight to the sink; closed, the chart hears every answer. */
+  | { type: 'gate.open' }
+  | { type: 'gate.close' }
+  /** W6: while `degraded`, every answer goes to the chart too, so that the first happy one ends it. */
+  | { type: 'health.degraded' }
+  | { type: 'health.steady' }
+  /**
+   * Its calls end now (close, failure), each told `error` (undefined: the transport closed, and
+   * whoever ends a call makes its `TransportClosedError`); `answer`: with a synthetic response (P10).
+   */
+  | { type: 'calls.end'; error: Error | undefined; answer: boolean }
+  /** R8: its call for this request stops now. */
+  | { type: 'call.cancel'; requestId: JSONRPCId; error: Error };
+
+/**
+ * What the direct path reports besides `post.done` / `post.failed`: a stream that ended before
+ * its response, for the chart to spawn a POST child on it.
+ */
+export type DirectCallReport = {
+  type: 'post.interrupted';
+  message: JSONRPCMessage;
+  /** E3: the caller's own headers for this request, for the POST child that takes the call over. */
+  headers?: Readonly<Record<string, string>> | undefined;
+  ticket: SendTicket;
+  /** The session and version the call carried; the resume GET carries the same (R1). */
+  sessionId: string | undefined;
+  protocolVersion: string | undefined;
+  interrupted: InterruptedStream;
+};
 
 /** What the legacy (2024-11-05) stream actor tells the chart (L1). */
 export type LegacyStreamReport = { type: 'legacy.endpoint'; endpoint: string } | { type: 'legacy.ended'; error: Error };

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createActor, fromCallback, SimulatedClock } from 'xstate';
-import type { DirectCallsCommand } from '../../machines/connection/direct.js';
+import type { DirectCallsCommand } from '../../machines/connection/types.js';
 import { DIRECT_CALLS } from '../../machines/connection/direct.js';
 import { StreamableHTTPError } from '../../machines/errors.js';
 import { chartOptions, fakeIo, flush, handshake, initializeResult, machineWith, recordingSink, ticket } from './fakes.js';

@@ -1,7 +1,8 @@
 /**
  * The house's "nevers" read from the imports (ARCHITECTURE.md, code map): the edges
  * (src/validation.ts) take nothing from the per-message path (src/schema.ts), and the rooms a
- * newcomer walks have no import circles (src/http/, src/devtools/cli/, src/testing/).
+ * newcomer walks have no import circles (src/http/, src/devtools/cli/, src/testing/, machines/ with
+ * machines/connection/).
  */
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -84,5 +85,30 @@ describe('the house, read from the imports', () => {
     expect(circles(['src/testing.ts', ...sourcesUnder('src/testing')], planted)).toEqual([
       ['src/testing/server.ts', 'src/testing/states.ts'],
     ]);
+  });
+
+  it('machines/ has no import circle, machines/connection/ included', () => {
+    const connection = sourcesUnder('machines/connection');
+    expect(connection.length).toBeGreaterThan(12);
+    expect(circles(connection)).toEqual([]);
+    const machines = sourcesUnder('machines');
+    expect(machines.length).toBeGreaterThan(connection.length + 8);
+    expect(circles(machines)).toEqual([]);
+  });
+
+  it('the check can fail: the old circles of machines/connection/ (base.ts or types.ts taking from direct.ts) are found', () => {
+    const planting =
+      (file: string, line: string): Reader =>
+      (path) =>
+        path === file ? `${line}\n${readSource(path)}` : readSource(path);
+    const slot = planting('machines/connection/base.ts', "import { directCallsSlot } from './direct.js';");
+    expect(circles(sourcesUnder('machines/connection'), slot)).toEqual([['machines/connection/base.ts', 'machines/connection/direct.ts']]);
+    // A type-only import is an arrow too: the chart's events once took the direct path's report from direct.ts.
+    const report = planting('machines/connection/types.ts', "import type { DirectCallReport } from './direct.js';");
+    expect(
+      circles(sourcesUnder('machines'), report)
+        .map((circle) => circle.map((file) => file.replace('machines/connection/', '')).join(' '))
+        .sort(),
+    ).toEqual(['base.ts direct.ts posts.ts types.ts', 'base.ts direct.ts types.ts', 'direct.ts types.ts']);
   });
 });
