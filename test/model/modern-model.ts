@@ -121,6 +121,10 @@ export interface ModernContext {
 
 const add = <T extends string>(list: readonly T[], item: T): T[] => [...list, item].sort();
 const without = <T extends string>(list: readonly T[], ...items: T[]): T[] => list.filter((item) => !items.includes(item));
+const withoutOne = <T extends string>(list: readonly T[], item: T): T[] => {
+  const at = list.indexOf(item);
+  return at === -1 ? [...list] : [...list.slice(0, at), ...list.slice(at + 1)];
+};
 const has = <T extends string>(list: readonly T[], item: T) => list.includes(item);
 
 type Ctx = { context: ModernContext };
@@ -136,6 +140,8 @@ export const modernModel = setup({
     warned: ({ context }: Ctx) => context.warned > 0,
     authorizes: ({ context }: Ctx) => context.config.auth && !context.authDone,
     probeKept: ({ context }: Ctx) => context.probeKept,
+    /** F4: in probing, the server holds the Client's own probe as well as the chart's, the Client's sent first. */
+    callersProbeFirst: ({ context }: Ctx) => context.held.filter((kind) => kind === 'probe').length > 1 && has(context.waiting, 'probe'),
     reissues: ({ context }: Ctx) => context.config.reissue === true && !context.reissued,
   },
   actions: {
@@ -143,6 +149,11 @@ export const modernModel = setup({
     /** The probe is answered (its result, or its error): it waits no more. */
     probeAnswered: assign(({ context }: Ctx) => ({ held: without(context.held, 'probe'), waiting: without(context.waiting, 'probe') })),
     keepDiscover: assign({ discover: true, probeKept: true }),
+    /** One probe answered (or refused) and its caller with it; any other probe still held. */
+    callersProbeAnswered: assign(({ context }: Ctx) => ({
+      held: withoutOne(context.held, 'probe'),
+      waiting: withoutOne(context.waiting, 'probe'),
+    })),
     /** F2: a start begins afresh (the E4 warning may come again); the era and the probe's answer are kept (E10). */
     startFresh: assign(({ context }) => ({ warned: 0 as const, told: context.config.restored })),
     /** The world sees this in the caller's answer, not in the context. */
@@ -329,16 +340,24 @@ export const modernModel = setup({
     probing: {
       entry: assign(({ context }) => ({ held: add(context.held, 'probe') })),
       on: {
-        // the server is back: connected again, the held call goes out (flushQueue, a POST child)
-        'probe.result': {
-          target: 'modern',
-          actions: assign(({ context }) => ({ held: add(without(context.held, 'probe'), 'call'), charted: true })),
-        },
-        // still down: the held call fails typed (TransportWaitingError), and the chart waits again
-        'probe.refused': {
-          target: 'waiting',
-          actions: assign(({ context }) => ({ held: without(context.held, 'probe'), waiting: without(context.waiting, 'call') })),
-        },
+        // A probe of the Client's own, sent before the chart's, is answered first (the world answers the
+        // oldest): its caller hears of it; the chart's probe is still out.
+        'probe.result': [
+          { guard: 'callersProbeFirst', actions: 'callersProbeAnswered' },
+          // the server is back: connected again, the held call goes out (flushQueue, a POST child)
+          {
+            target: 'modern',
+            actions: assign(({ context }) => ({ held: add(without(context.held, 'probe'), 'call'), charted: true })),
+          },
+        ],
+        'probe.refused': [
+          { guard: 'callersProbeFirst', actions: 'callersProbeAnswered' },
+          // still down: the held call fails typed (TransportWaitingError), and the chart waits again
+          {
+            target: 'waiting',
+            actions: assign(({ context }) => ({ held: without(context.held, 'probe'), waiting: without(context.waiting, 'call') })),
+          },
+        ],
       },
     },
     authorizing: {
