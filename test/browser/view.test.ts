@@ -134,7 +134,7 @@ describe('the chart view in headless Chromium', () => {
     expect(timer).toBeDefined();
     const delay = `${(Number(timer!.delay) / 1000).toFixed(3)} s`;
     expect(await page.getByRole('list', { name: 'Waits' }).innerText()).toMatch(
-      new RegExp(`^${records[backoff]!.actor}: after reconnectDelay: [\\d.]+ s left of ${delay.replace('.', '\\.')}, attempt 1$`),
+      new RegExp(`^${records[backoff]!.actor}: after resumeDelay: [\\d.]+ s left of ${delay.replace('.', '\\.')}, attempt 1$`),
     );
 
     // Jump (click the log) to the event that told the chart its session was gone, then step to the recovery.
