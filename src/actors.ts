@@ -3,10 +3,10 @@ import { connectionMachine, envelopeVersion, fingerprint, requestIdsOf, type Con
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { AuthChallenge, GetResult, MessageSink, PostResult } from '../machines/types.js';
-import type { DirectCallsCommand, DeleteSessionInput } from '../machines/connection/index.js';
+import type { DeleteSessionInput } from '../machines/connection/index.js';
 import { McpTransportError, ProtocolError, statusOf, StreamEndedError, toError } from '../machines/errors.js';
 import { cancelBody } from './http/body.js';
-import { DataPlane, type DirectCalls } from './data-plane.js';
+import type { DirectCalls } from './data-plane.js';
 import type { PostRequestInput, ReadStreamInput, ResumeInput, StreamReaderCommand, StreamReaderEvent } from '../machines/post-stream.js';
 import type { OpenStandaloneInput } from '../machines/standalone-stream.js';
 import type { HttpClient } from './http/client.js';
@@ -34,9 +34,10 @@ export interface TransportIo {
   /** The `sdkAuth` option: the SDK's OAuth functions, handed over by a bundled app. */
   sdkAuth?: SdkAuthOption | undefined;
   /**
-   * The one side channel (ARCHITECTURE.md, "The direct path"): the running `directCalls` child's
-   * door, for the facade to hand the calls `directRoute` routes direct; set while the chart runs
-   * that actor (from start() until the connection closes or fails), else undefined.
+   * The one side channel (ARCHITECTURE.md, "The direct path"): the facade's data plane, to which
+   * it hands the calls `directRoute` routes direct; set while the chart runs the direct path (from
+   * its `direct.start` on start() until its `direct.end` on close or failure), else undefined. No
+   * actor uses it; it is here for `directCallsIn`.
    */
   directCalls?: DirectCalls | undefined;
   /** O1: the transport's telemetry, once start() loaded it; undefined (the default) costs one check per request. */
@@ -226,26 +227,6 @@ export const ioActors = {
       stop?.();
     };
   }),
-  /**
-   * The direct path, owned by the chart: its calls live as long as this actor, which the chart runs
-   * for the connection's life. It reports to the chart only what is not a happy answer; the chart
-   * opens and closes its gate, ends its calls (close, failure) and cancels one (R8) by telling it.
-   */
-  directCalls: fromCallback<DirectCallsCommand, Record<string, never>>(({ sendBack, receive, system }) => {
-    const io = ioOf(system);
-    const plane = new DataPlane(io.http, io.sink, io.options, io.telemetry, (event) => {
-      sendBack(event);
-    });
-    io.directCalls = plane;
-    receive((command) => {
-      plane.command(command);
-    });
-    return () => {
-      if (io.directCalls === plane) io.directCalls = undefined;
-      // Stopped from outside (the root actor stopped, not closed through the chart): no call is left waiting.
-      plane.end(undefined, false);
-    };
-  }),
   /** W2: tells the chart the network's state now, then each change (nothing without a signal). */
   networkStatus: fromCallback<{ type: 'noop' }, Record<string, never>>(({ sendBack, system }) =>
     networkEvents(ioOf(system).network, sendBack),
@@ -266,7 +247,6 @@ export const providedConnectionMachine: ConnectionMachine = connectionMachine.pr
       actions: standaloneReaderActions,
     }),
     deleteSession: ioActors.deleteSession,
-    directCalls: ioActors.directCalls,
     networkStatus: ioActors.networkStatus,
     authorize: ioActors.authorize,
     legacyStream: ioActors.legacyStream,

@@ -20,8 +20,8 @@ import type { Telemetry } from './telemetry/option.js';
 export type DataPlaneEvent = PostStreamReport | DirectCallReport;
 
 /**
- * The one side channel into the chart's `directCalls` child (ARCHITECTURE.md, "The direct path"):
- * the facade hands it a call the chart routed direct (`directRoute`), with no mailbox hop per call.
+ * The one side channel (ARCHITECTURE.md, "The direct path"): the facade hands its data plane a
+ * call the chart routed direct (`directRoute`), with no mailbox hop per call.
  */
 export interface DirectCalls {
   /** POSTs `message` on `route`'s session; `ticket` settles as a POST child's would. */
@@ -32,7 +32,9 @@ export interface DirectCalls {
     headers: Readonly<Record<string, string>> | undefined,
     requestSignal: AbortSignal | undefined,
   ): void;
-  /** Every call ends now with `error` (the chart's actor failed); `answer`: with a synthetic response (P10). */
+  /** The chart's words to it but its start and end (the gate, W6's health, R8's cancel). */
+  command(command: Exclude<DirectCallsCommand, { type: 'direct.start' }>): void;
+  /** Every call ends now with `error` (the chart ended the direct path, or its actor stopped); `answer`: with a synthetic response (P10). */
   end(error: Error | undefined, answer: boolean): void;
   /** Calls in flight (for tests and diagnostics). */
   readonly size: number;
@@ -59,8 +61,9 @@ interface DirectCall {
  * goes straight to the sink, with no chart event and no actor. Whatever is not that happy answer
  * goes to the chart with the facts a POST child would report: `post.failed` (404, 401/403,
  * network and protocol errors), `post.done` (a changed session ID), `post.interrupted` (a stream
- * that ended before its response). The chart opens and closes its gate, and ends calls (close,
- * failure, cancellation), by its commands; a call it ended reports nothing more.
+ * that ended before its response). The facade makes one when the chart starts a connection
+ * (`direct.start`) and hands it the chart's other words (`command`): the chart opens and closes
+ * its gate, and ends calls (close, failure, cancellation); a call it ended reports nothing more.
  */
 export class DataPlane implements DirectCalls {
   /** The calls in flight; dropped when the last one settles, so an idle session keeps no table (~0.1 KiB). */
@@ -79,25 +82,25 @@ export class DataPlane implements DirectCalls {
     private readonly report: (event: DataPlaneEvent) => void,
   ) {}
 
-  /** What the chart tells it. */
-  command(command: DirectCallsCommand): void {
+  /** What the chart tells it (its start is the facade's: it makes the plane). */
+  command(command: Exclude<DirectCallsCommand, { type: 'direct.start' }>): void {
     switch (command.type) {
-      case 'gate.open':
+      case 'direct.open':
         this.open = true;
         return;
-      case 'gate.close':
+      case 'direct.close':
         this.open = false;
         return;
-      case 'health.degraded':
+      case 'direct.degraded':
         this.degraded = true;
         return;
-      case 'health.steady':
+      case 'direct.steady':
         this.degraded = false;
         return;
-      case 'calls.end':
+      case 'direct.end':
         this.end(command.error, command.answer);
         return;
-      case 'call.cancel':
+      case 'direct.cancel':
         this.cancel(command.requestId, command.error);
         return;
     }

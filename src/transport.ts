@@ -3,6 +3,7 @@ import { directRoute, envelopeVersion, type ConnectionEmitted, type ConnectionMa
 import { sendTicket, type JSONRPCMessage, type MessageSink } from '../machines/types.js';
 import { asSdkAuthError, McpTransportError, OfflineError, StreamEndedError, TransportFailedError } from '../machines/errors.js';
 import { attachIo, providedConnectionMachine, telemetryKit, type TransportIo } from './actors.js';
+import { DataPlane } from './data-plane.js';
 import { redactingObserver } from './redaction.js';
 import { chooseSender, dpopSource, HttpClient } from './http/client.js';
 import { baseHeaders, perRequestHeaders } from './http/headers.js';
@@ -86,7 +87,7 @@ export class StreamableHTTPClientTransport {
   private readonly authProvider: object | undefined;
   /** E2: the versions the Client supports (`setSupportedProtocolVersions`), for the host to read. */
   private supportedVersions: readonly string[] | undefined;
-  /** What the I/O actors share; `io.directCalls` is the chart's `directCalls` child's door, while it runs. */
+  /** What the I/O actors share; `io.directCalls` is the data plane, while the chart runs the direct path. */
   private readonly io: TransportIo;
   /** O1: the `telemetry` option, loaded by start() (O2: without it nothing is loaded). */
   private readonly telemetryOption: TelemetryOption | undefined;
@@ -183,10 +184,14 @@ export class StreamableHTTPClientTransport {
     this.actor.subscribe({
       error: (cause: unknown) => {
         const error = new TransportFailedError('internal error in the transport chart', { cause });
-        this.io.directCalls?.end(error, false);
+        this.endDirectCalls(error, false);
         this.http.end();
         this.onerror?.(error);
         this.onclose?.();
+      },
+      // Stopped from outside (actor.stop(), not closed through the chart): no direct call is left waiting.
+      complete: () => {
+        this.endDirectCalls(undefined, false);
       },
     });
     this.actor.start();
@@ -421,8 +426,38 @@ export class StreamableHTTPClientTransport {
     });
   }
 
+  /**
+   * The direct path ends (the chart said so, or its actor stopped): its calls end, told `error`
+   * (undefined: the transport closed); the plane is dropped first, so nothing reaches it after.
+   */
+  private endDirectCalls(error: Error | undefined, answer: boolean): void {
+    const plane = this.io.directCalls;
+    this.io.directCalls = undefined;
+    plane?.end(error, answer);
+  }
+
   private heard(event: ConnectionEmitted): void {
     switch (event.type) {
+      case 'direct.start': {
+        // The chart starts a connection: its direct path, a data plane of the facade's (not an
+        // actor: docs/benchmark.md, issue 44), whose reports reach the chart as events.
+        const actor = this.actor;
+        const io = this.io;
+        io.directCalls = new DataPlane(io.http, io.sink, io.options, io.telemetry, (report) => {
+          if (actor.getSnapshot().status === 'active') actor.send(report);
+        });
+        return;
+      }
+      case 'direct.open':
+      case 'direct.close':
+      case 'direct.degraded':
+      case 'direct.steady':
+      case 'direct.cancel':
+        this.io.directCalls?.command(event);
+        return;
+      case 'direct.end':
+        this.endDirectCalls(event.error, event.answer);
+        return;
       case 'warning':
       case 'failed':
         this.onerror?.(event.error);

@@ -16,7 +16,6 @@ import type {
   ConnectionEvent,
   ConnectionInput,
   DeleteSessionInput,
-  DirectCallsCommand,
   PostRecord,
 } from './types.js';
 
@@ -57,7 +56,6 @@ export const connectionSetup = setup({
       [post: `post-${number}`]: 'postStream';
       /** E7: a `subscriptions/listen` stream (2026-07-28), a POST stream of its own kind. */
       [listen: `listen-${number}`]: 'postStream';
-      directCalls: 'directCalls';
     },
   },
   actors: {
@@ -72,12 +70,6 @@ export const connectionSetup = setup({
     legacyStream: fromCallback<{ type: 'noop' }, Record<string, never>>(() => {
       throw new Error("actor 'legacyStream' must be provided with machine.provide({ actors })");
     }),
-    /**
-     * The direct path (direct.ts): the calls the facade POSTs itself while the chart allows it, for
-     * the whole life of a started connection (a call begun in one state is answered in the next).
-     * The default, for a chart driven without a host: no direct calls, so an actor that holds none.
-     */
-    directCalls: fromCallback<DirectCallsCommand, Record<string, never>>(() => undefined),
     /** W2: tells the chart when the host's network goes and comes back (nothing on a host without a signal). */
     networkStatus: fromCallback<{ type: 'noop' }, Record<string, never>>(() => {
       throw new Error("actor 'networkStatus' must be provided with machine.provide({ actors })");
@@ -268,14 +260,13 @@ export const sharedActions = actions({
    * R8: the caller cancelled a request: its POST stream, backoff timer and resume GET stop now,
    * and a queued copy is dropped. The cancellation itself is still sent.
    */
-  cancelRequest: enqueueActions(({ context, event, self, enqueue }) => {
+  cancelRequest: enqueueActions(({ context, event, enqueue }) => {
     assertEvent(event, 'send');
     const id = cancelledRequestId(event.message);
     if (id === undefined) return;
     const cancelled = new StreamEndedError('request cancelled by the client');
-    if ('directCalls' in self.getSnapshot().children) {
-      enqueue.sendTo('directCalls', { type: 'call.cancel', requestId: id, error: cancelled });
-    }
+    // The direct path (the facade's, direct.ts) stops its call for it, if it has one.
+    enqueue.emit({ type: 'direct.cancel', requestId: id, error: cancelled });
     const { posts, queue, stopped } = dropRequest(context, id, cancelled);
     for (const childId of stopped) enqueue(stopChild(childId));
     enqueue.assign({ posts, queue });

@@ -29,7 +29,7 @@ export const closingGuards = guards({
 
 export const closingActions = actions({
   /** Every child stops now; callers still waiting on `send()` learn why (F2). */
-  stopEverything: enqueueActions(({ context, self, enqueue }, params: { answer: boolean }) => {
+  stopEverything: enqueueActions(({ context, enqueue }, params: { answer: boolean }) => {
     // Made only when someone is told (an error costs its stack): most closes leave no call.
     let closed: Error | undefined;
     const reason = () => context.error ?? (closed ??= new TransportClosedError('transport closed'));
@@ -40,11 +40,8 @@ export const closingActions = actions({
       else post.ticket.failed(reason());
       enqueue(stopChild(id));
     }
-    // The direct calls end too, told the same; then their actor stops, with the connection it served.
-    if ('directCalls' in self.getSnapshot().children) {
-      enqueue.sendTo('directCalls', { type: 'calls.end', error: context.error ?? closed, answer: params.answer });
-      enqueue.stopChild('directCalls');
-    }
+    // The direct calls end too, told the same; the direct path ends with the connection it served.
+    enqueue.emit({ type: 'direct.end', error: context.error ?? closed, answer: params.answer });
     for (const queued of context.queue) queued.ticket.failed(reason());
     if (context.terminateTicket !== undefined) context.terminateTicket.failed(reason());
     enqueue.assign({ queue: [], posts: {}, terminateTicket: undefined });

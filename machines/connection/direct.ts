@@ -1,14 +1,14 @@
 /**
  * The direct path, the chart's side of it: the calls the facade POSTs itself (src/data-plane.ts)
- * with no chart event and no actor per call, inside the chart's `directCalls` child. Here are its
- * spawning, its gate (opened on entry and closed on exit by the states that allow direct calls),
- * which message may take it and where each goes (`directRoute`), the chart's commands to it, and
- * the POST child that takes a cut call over. The words they exchange (`DirectCallsCommand`,
- * `DirectCallReport`) are in types.ts with the chart's other events, its slot in base.ts with the
- * other slots, and the session a message goes with (`sessionOf`, H3) in messages.ts: this file
- * takes from them and none of them from it.
+ * with no chart event and no actor per call. Here are the chart's words to it (events it emits,
+ * which the facade hears: the plane's start and end, its gate, opened on entry and closed on exit
+ * by the states that allow direct calls, W6's health, R8's cancel), which message may take it and
+ * where each goes (`directRoute`), and the POST child that takes a cut call over. The words they
+ * exchange (`DirectCallsCommand`, `DirectCallReport`) are in types.ts with the chart's other
+ * events, and the session a message goes with (`sessionOf`, H3) in messages.ts: this file takes
+ * from them and none of them from it.
  */
-import { assertEvent, assign, enqueueActions, sendTo, spawnChild } from 'xstate';
+import { assertEvent, assign, emit } from 'xstate';
 import type { JSONRPCId, JSONRPCMessage } from '../types.js';
 import type { PostStreamInput } from '../post-stream.js';
 import {
@@ -127,24 +127,24 @@ export function takeOverCall(
   return { posts };
 }
 
-/** The chart's commands to the direct path (the child exists from start() until close or failure). */
+/**
+ * The chart's words to the direct path, emitted (the plane is the facade's, not an actor of the
+ * chart: a held session weighs one actor less, docs/benchmark.md, issue 44). The action names
+ * are the chart's, as when they spoke to a child.
+ */
 export const directActions = actions({
-  /** The direct path runs for the connection's life: from start() until it closes or fails. */
-  startDirectCalls: spawnChild('directCalls', { id: 'directCalls', input: {} }),
+  /** The direct path runs for the connection's life: from start() until it closes or fails (`direct.end`). */
+  startDirectCalls: emit({ type: 'direct.start' as const }),
   /** Entry of a state that allows direct calls. */
-  openDirectGate: sendTo('directCalls', { type: 'gate.open' }),
+  openDirectGate: emit({ type: 'direct.open' as const }),
   /** Exit of such a state. */
-  closeDirectGate: sendTo('directCalls', { type: 'gate.close' }),
+  closeDirectGate: emit({ type: 'direct.close' as const }),
   /**
    * W6: entry and exit of `health.degraded`. The health region outlives the direct path while
-   * the session closes (`closing` stops it), so these tell it only while it runs.
+   * the session closes (`closing` ends it): the facade, without a plane then, ignores them.
    */
-  directCallsDegraded: enqueueActions(({ enqueue, self }) => {
-    if ('directCalls' in self.getSnapshot().children) enqueue.sendTo('directCalls', { type: 'health.degraded' });
-  }),
-  directCallsSteady: enqueueActions(({ enqueue, self }) => {
-    if ('directCalls' in self.getSnapshot().children) enqueue.sendTo('directCalls', { type: 'health.steady' });
-  }),
+  directCallsDegraded: emit({ type: 'direct.degraded' as const }),
+  directCallsSteady: emit({ type: 'direct.steady' as const }),
   /**
    * A direct call's stream ended before its response: a POST child takes it over, to resume it
    * (R1) or fail it (R2). The direct path accepted the call already.

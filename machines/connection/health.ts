@@ -15,8 +15,8 @@ import { actions, guards, type ConnectionState } from './base.js';
  * is not trouble, unless the stream keeps ending without progress past its retry budget (G5); the next success (a call answered, the stream
  * open again) ends it. The calls' reports are handled by the parent state (a region that took
  * them would pre-empt it), which tells this region with `health.trouble` and, only while it is
- * degraded, `health.answered`. Its entry and exit tell the direct path (`health.degraded` /
- * `health.steady`): only while it is degraded are happy direct answers reported to the chart at
+ * degraded, `health.answered`. Its entry and exit tell the direct path (`direct.degraded` /
+ * `direct.steady`, emitted): only while it is degraded are happy direct answers reported to the chart at
  * all, so that the first one can end it (no event per call otherwise).
  */
 export const healthRegion = {

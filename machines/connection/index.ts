@@ -10,7 +10,7 @@
  *   modern.ts         the 2026-07-28 era: sessionless, probed while connecting (E1-E10)
  *   legacy.ts         the 2024-11-05 HTTP+SSE fallback (L1, L2)
  *   closing.ts        close() from an open session or elsewhere, terminateSession() (F1, B2)
- *   direct.ts         the direct path: its child, its gate, which message takes it (directRoute)
+ *   direct.ts         the direct path: the chart's words to it, its gate, which message takes it (directRoute)
  *   base.ts           the typed setup, shared guards and actions; types.ts: context and events
  */
 import { connectionSetup, sharedActions, sharedGuards } from './base.js';

@@ -1,6 +1,6 @@
 /**
  * The connection chart's vocabulary: its input, context, events in and events out, and what it
- * and its `directCalls` child (the direct path, direct.ts) say to each other.
+ * and the facade's direct path (direct.ts, src/data-plane.ts) say to each other.
  */
 import type {
   AuthChallenge,
@@ -46,21 +46,28 @@ export type ConnectionEvent =
   | { type: 'health.trouble'; error: Error }
   | { type: 'health.answered' };
 
-/** What the chart tells its `directCalls` child. */
+/**
+ * What the chart tells the direct path, the facade's data plane (src/data-plane.ts): events it
+ * emits, heard through `actor.on()`. The chart owns the plane's life (`direct.start` on start(),
+ * `direct.end` on close and failure) and its gate; the plane decides nothing.
+ */
 export type DirectCallsCommand =
+  /** A connection starts: the facade makes its data plane, gate closed, steady. */
+  | { type: 'direct.start' }
   /** The gate: open, an answer that keeps its call's session goes straight to the sink; closed, the chart hears every answer. */
-  | { type: 'gate.open' }
-  | { type: 'gate.close' }
+  | { type: 'direct.open' }
+  | { type: 'direct.close' }
   /** W6: while `degraded`, every answer goes to the chart too, so that the first happy one ends it. */
-  | { type: 'health.degraded' }
-  | { type: 'health.steady' }
+  | { type: 'direct.degraded' }
+  | { type: 'direct.steady' }
   /**
    * Its calls end now (close, failure), each told `error` (undefined: the transport closed, and
-   * whoever ends a call makes its `TransportClosedError`); `answer`: with a synthetic response (P10).
+   * whoever ends a call makes its `TransportClosedError`); `answer`: with a synthetic response
+   * (P10). The plane ends with them: the facade drops it.
    */
-  | { type: 'calls.end'; error: Error | undefined; answer: boolean }
+  | { type: 'direct.end'; error: Error | undefined; answer: boolean }
   /** R8: its call for this request stops now. */
-  | { type: 'call.cancel'; requestId: JSONRPCId; error: Error };
+  | { type: 'direct.cancel'; requestId: JSONRPCId; error: Error };
 
 /**
  * What the direct path reports besides `post.done` / `post.failed`: a stream that ended before
@@ -92,7 +99,9 @@ export type ConnectionEmitted =
    */
   | { type: 'session.ended' }
   /** The session was re-established (F3); IDs are fingerprints, never the IDs themselves (X1). */
-  | { type: 'session.changed'; previous: string | undefined; current: string | undefined };
+  | { type: 'session.changed'; previous: string | undefined; current: string | undefined }
+  /** The chart's words to the direct path (`direct.*`), which the facade runs. */
+  | DirectCallsCommand;
 
 /** The states that can meet a 401 or 403 and return once authorized. */
 export type AuthReturn = 'connecting' | 'initializing' | 'open' | 'modern';
