@@ -215,9 +215,14 @@ function isWithinOrigin(from: URL, to: URL): boolean {
   return from.hostname === to.hostname && from.protocol === 'http:' && from.port === '' && to.protocol === 'https:' && to.port === '';
 }
 
+/** A redirect's status (the ones a `Location` is followed for). */
+function isRedirectStatus(status: number): boolean {
+  return status === 301 || status === 302 || status === 303 || status === 307 || status === 308;
+}
+
 /** Where a redirect response points, if it is one. */
 export function redirectTarget(response: HttpResponse, from: URL): URL | undefined {
-  if (![301, 302, 303, 307, 308].includes(response.status)) return undefined;
+  if (!isRedirectStatus(response.status)) return undefined;
   const location = response.headers.get('location');
   if (location === null) return undefined;
   try {
@@ -364,7 +369,13 @@ export class HttpClient {
       init.method = spec.method;
       init.headers = headers;
       if (spec.body !== undefined) init.body = spec.body;
-      const response = await this.fetchWithPolicy(spec.url ?? this.config.url, init, send, control);
+      // A3: `init` is this request's own copy, so 'manual' is set on it here (not on a second copy),
+      // and only a redirect status goes on to be followed: no closure and no `then` per request.
+      const url = spec.url ?? this.config.url;
+      const follows = this.followsHere(init);
+      if (follows) init.redirect = 'manual';
+      let response = await send(url, init, control);
+      if (follows && isRedirectStatus(response.status)) response = await this.follow(url, response, 0, init, send, control);
       return { response, release, abort, detach };
     } catch (error) {
       release();
@@ -383,23 +394,35 @@ export class HttpClient {
     fetchFn: (url: URL, init: RequestInit, control?: RequestControl) => Promise<R>,
     control?: RequestControl,
   ): Promise<R> {
-    if (this.config.redirectPolicy === 'follow' || init.redirect === 'error' || init.redirect === 'manual') {
-      return fetchFn(url, init, control);
-    }
+    if (!this.followsHere(init)) return fetchFn(url, init, control);
     const manual: RequestInit = Object.assign({}, init);
     manual.redirect = 'manual';
-    const method = (init.method ?? 'GET').toUpperCase();
-    const follow = async (from: URL, response: R, hops: number): Promise<R> => {
-      const target = redirectTarget(response, from);
-      if (target === undefined || hops >= maxRedirects) return response;
-      const keepsMethod = response.status === 307 || response.status === 308 || method === 'GET' || method === 'HEAD';
-      const addsUserinfo =
-        (target.username !== '' || target.password !== '') && (target.username !== from.username || target.password !== from.password);
-      if (!keepsMethod || addsUserinfo || !isWithinOrigin(from, target)) return response;
-      discardBody(response);
-      return follow(target, await fetchFn(target, manual, control), hops + 1);
-    };
-    return fetchFn(url, manual, control).then((response) => follow(url, response, 0));
+    return fetchFn(url, manual, control).then((response) => this.follow(url, response, 0, manual, fetchFn, control));
+  }
+
+  /** A3: redirects are followed here (not by the sender): the 'same-origin' policy, unless `redirect` says 'error' or 'manual'. */
+  private followsHere(init: RequestInit): boolean {
+    return this.config.redirectPolicy !== 'follow' && init.redirect !== 'error' && init.redirect !== 'manual';
+  }
+
+  /** A3: follows `response` when it redirects within the origin and method (`manual` is sent with redirect 'manual'). */
+  private async follow<R extends HttpResponse>(
+    from: URL,
+    response: R,
+    hops: number,
+    manual: RequestInit,
+    fetchFn: (url: URL, init: RequestInit, control?: RequestControl) => Promise<R>,
+    control: RequestControl | undefined,
+  ): Promise<R> {
+    const target = redirectTarget(response, from);
+    if (target === undefined || hops >= maxRedirects) return response;
+    const method = (manual.method ?? 'GET').toUpperCase();
+    const keepsMethod = response.status === 307 || response.status === 308 || method === 'GET' || method === 'HEAD';
+    const addsUserinfo =
+      (target.username !== '' || target.password !== '') && (target.username !== from.username || target.password !== from.password);
+    if (!keepsMethod || addsUserinfo || !isWithinOrigin(from, target)) return response;
+    discardBody(response);
+    return this.follow(target, await fetchFn(target, manual, control), hops + 1, manual, fetchFn, control);
   }
 
   /** H9, A1: the fetch the SDK's OAuth flow uses: the caller's fetch, requestInit and redirect policy. */

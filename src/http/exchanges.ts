@@ -2,7 +2,7 @@ import type { GetResult, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResul
 import type { PostRequestInput } from '../../machines/post-stream.js';
 import { INITIALIZE, isRequest } from '../../machines/connection/messages.js';
 import { formatStack, McpTransportError, MessageTooLargeError, ProtocolError, StreamableHTTPError } from '../../machines/errors.js';
-import { cut, isResponse, messageTooDeep, nestsTooDeep, sessionIdProblem, validateMessage } from '../schema.js';
+import { cut, isJsonRpcMessage, isResponse, messageTooDeep, nestsTooDeep, sessionIdProblem, validateMessage } from '../schema.js';
 import { HttpClient, redirectTarget, RequestControl, type Exchange, type HttpResponse, type RequestSpec } from './client.js';
 import { parseChallenge } from './challenge.js';
 import { bodyHeaders, mediaType } from './headers.js';
@@ -172,17 +172,18 @@ export async function postMessage(
   if (input.endpoint !== undefined) return postLegacy(http, input, signal);
   // E3, E4, E12: a message of the 2026-07-28 era carries the headers its body implies, and no session.
   const derived = bodyHeaders(input.message, input.protocolVersion);
-  const modern =
-    derived === undefined
-      ? undefined
-      : { headers: input.headers === undefined ? derived.headers : Object.assign({}, input.headers, derived.headers) };
   const exchange = await send(http, {
     method: 'POST',
     url: undefined,
     sessionId: derived === undefined ? input.sessionId : undefined,
     protocolVersion: derived === undefined ? input.protocolVersion : derived.version,
     lastEventId: undefined,
-    headers: modern === undefined ? input.headers : modern.headers,
+    headers:
+      derived === undefined
+        ? input.headers
+        : input.headers === undefined
+          ? derived.headers
+          : Object.assign({}, input.headers, derived.headers),
     body: JSON.stringify(input.message),
     signal,
     control,
@@ -286,6 +287,11 @@ function deliverJsonBody(text: string, requestIds: PostRequestInput['requestIds'
   }
   // S7: nested too deep for the Client's validation: nothing of it is delivered, the call fails.
   if (nestsTooDeep(value, text.length)) throw messageTooDeep();
+  // The usual body, one message that is the call's response: checked and handed back with no
+  // array and no result object made for it (docs/benchmark.md, "Client CPU per modern sequential call").
+  if (!Array.isArray(value) && requestIds.length === 1 && isJsonRpcMessage(value) && isResponse(value) && value.id === requestIds[0]) {
+    return value;
+  }
   const values: unknown[] = Array.isArray(value) ? value : [value];
   const messages: JSONRPCMessage[] = [];
   for (const item of values) {

@@ -248,6 +248,18 @@ describe('P. POST responses', () => {
     expect(h.messages).toEqual([{ jsonrpc: '2.0', id: outcome.id, result: { tools: [] } }]);
   });
 
+  it('P2: a JSON body that is one message with the call\'s id but no valid JSON-RPC (jsonrpc "1.0") fails that call with a ProtocolError and delivers nothing', async () => {
+    const { server, h } = await connected();
+    server.on({ rpc: 'tools/list' }, (r) => json({ jsonrpc: '1.0', id: r.id, result: { tools: [] } }), 1);
+    const outcome = await h.request('tools/list');
+    const error = rejection(outcome.sent);
+    expect(error).toBeInstanceOf(ProtocolError);
+    expect((error as Error).message).toMatch(/invalid JSON-RPC message in response body/);
+    expect(outcome.response).toBeUndefined();
+    expect(h.messages).toEqual([]);
+    await expectSessionAlive(h);
+  });
+
   it('P2: 200 application/json with an array [notification, response] delivers both, in order', async () => {
     const { server, h } = await connected();
     const notification = { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'before' } };
