@@ -12,7 +12,7 @@
 import { createConnection, type Socket } from 'node:net';
 import type { ChunkReader, ChunkSource } from '../../machines/types.js';
 import type { HttpResponse } from './client.js';
-import { abortReason, contentDecoders, RawHeaders, type AbortSource } from './node-response.js';
+import { abortReason, contentDecoders, type AbortSource } from './node-response.js';
 
 /** As Node's default `--max-http-header-size`: a longer head fails the request. */
 const maxHeadBytes = 16 * 1024;
@@ -38,6 +38,37 @@ export function heldHead(path: string, list: readonly string[]): string | undefi
   }
   return `${head}\r\n`;
 }
+
+/**
+ * An answer's header fields as fetch's `Headers` reads them, kept as the one string of the head
+ * they came in (its lines after the status line) and read when asked: a held stream keeps that
+ * string, not a list of names and values (~0.6 KiB per held session, docs/benchmark.md).
+ */
+class HeadHeaders {
+  constructor(private readonly fields: string) {}
+
+  /** Every field named `name` (any case), as `Headers.get` joins them. */
+  get(name: string): string | null {
+    const values = this.all(name);
+    return values.length === 0 ? null : values.join(', ');
+  }
+
+  getSetCookie(): string[] {
+    return this.all('set-cookie');
+  }
+
+  private all(name: string): string[] {
+    const wanted = name.toLowerCase();
+    const values: string[] = [];
+    for (const line of this.fields.split('\r\n')) {
+      const colon = line.indexOf(':');
+      if (colon === wanted.length && line.slice(0, colon).toLowerCase() === wanted) values.push(line.slice(colon + 1).trim());
+    }
+    return values;
+  }
+}
+
+const noFields = new HeadHeaders('');
 
 /** Where the reader is in the answer. */
 const enum Phase {
@@ -82,7 +113,7 @@ export class HeldResponse implements HttpResponse, ChunkSource {
   status = 0;
   statusText = '';
   ok = false;
-  headers: RawHeaders = new RawHeaders([]);
+  headers: HeadHeaders = noFields;
   bodyUsed = false;
   private phase = Phase.Head;
   /** Bytes of the head (or a chunk-size or trailer line) not yet complete; body bytes read before `read()`. */
@@ -109,17 +140,15 @@ export class HeldResponse implements HttpResponse, ChunkSource {
     socket.on('data', (data: Buffer) => {
       this.take(data);
     });
-    socket.on('end', () => {
-      if (this.phase === Phase.ToClose) this.finish();
-      else this.cut(new Error('other side closed'));
-    });
     // Once the body is framed to its end, the socket's close is not the body's business.
     socket.on('error', (error: Error) => {
       if (this.phase !== Phase.Done) this.cut(error);
     });
+    // No 'end' listener (one closure less per held stream): the server's end closes the socket.
     socket.on('close', () => {
-      if (this.phase !== Phase.Done) this.cut(new Error('other side closed'));
-      signal.offAbort(this.onAbort);
+      if (this.phase === Phase.ToClose && this.failure === undefined) this.finish();
+      else if (this.phase !== Phase.Done) this.cut(new Error('other side closed'));
+      this.signal.offAbort(this.onAbort);
     });
   }
 
@@ -263,7 +292,6 @@ export class HeldResponse implements HttpResponse, ChunkSource {
       }
       return true;
     }
-    const raw: string[] = [];
     let chunked = false;
     let length = -1;
     let coding: string | undefined;
@@ -276,7 +304,6 @@ export class HeldResponse implements HttpResponse, ChunkSource {
       }
       const name = line.slice(0, colon);
       const value = line.slice(colon + 1).trim();
-      raw.push(name, value);
       const lower = name.toLowerCase();
       if (lower === 'transfer-encoding') chunked = /(?:^|,)\s*chunked\s*$/i.test(value);
       else if (lower === 'content-length') {
@@ -291,7 +318,8 @@ export class HeldResponse implements HttpResponse, ChunkSource {
     this.status = code;
     this.statusText = status[2] ?? '';
     this.ok = code <= 299;
-    this.headers = new RawHeaders(raw);
+    const firstField = text.indexOf('\r\n');
+    this.headers = firstField === -1 ? noFields : new HeadHeaders(text.slice(firstField + 2));
     if (code === 204 || code === 304) this.phase = Phase.Done;
     else if (chunked) this.phase = Phase.ChunkSize;
     else if (length >= 0) {

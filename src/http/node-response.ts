@@ -224,7 +224,7 @@ const ignore = (): void => undefined;
  * An answer's headers as fetch's `Headers` reads them, from `rawHeaders`: one object, its methods
  * on the prototype (two closures and an object per answer otherwise, kept by a held stream).
  */
-export class RawHeaders {
+class RawHeaders {
   constructor(private readonly raw: readonly string[]) {}
 
   get(name: string): string | null {
