@@ -166,7 +166,17 @@ export class HeldResponse implements HttpResponse, ChunkSource {
     return this;
   }
 
+  /**
+   * The body chunk by chunk, what the transport reads once the exchanges have read the status and
+   * the fields: the fields are let go here, so a held stream does not keep its head for its life.
+   */
   read(reader: ChunkReader): { cancel(): void } {
+    const handle = this.readInto(reader);
+    this.headers = noFields;
+    return handle;
+  }
+
+  private readInto(reader: ChunkReader): { cancel(): void } {
     if (this.bodyUsed) {
       queueMicrotask(() => {
         reader.fail(new TypeError('Body is unusable: Body has already been read'));
@@ -203,7 +213,7 @@ export class HeldResponse implements HttpResponse, ChunkSource {
   get body(): ReadableStream<Uint8Array> {
     this.stream ??= new ReadableStream<Uint8Array>({
       start: (controller) => {
-        this.read({
+        this.readInto({
           chunk: (chunk) => {
             controller.enqueue(chunk);
           },
@@ -226,7 +236,7 @@ export class HeldResponse implements HttpResponse, ChunkSource {
     if (this.bodyUsed) return Promise.reject(new TypeError('Body is unusable: Body has already been read'));
     return new Promise((resolve, reject) => {
       const parts: Buffer[] = [];
-      this.read({
+      this.readInto({
         chunk: (chunk) => {
           parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
         },
