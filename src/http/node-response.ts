@@ -8,6 +8,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import type * as Zlib from 'node:zlib';
+import type { Transform, Writable } from 'node:stream';
 import type { ChunkReader, ChunkSource } from '../../machines/types.js';
 import type { HttpResponse } from './client.js';
 
@@ -73,6 +74,68 @@ function decodedBody(res: IncomingMessage, method: string, zlib: typeof Zlib | u
     out = from.pipe(d);
   }
   return out;
+}
+
+/** The codings of a `Content-Encoding` field fetch decodes, in the order they are undone; undefined when one is unknown (the body is then given as sent). */
+function codingsOf(header: string): string[] | undefined {
+  const codings = header
+    .toLowerCase()
+    .split(',')
+    .map((c) => c.trim())
+    .filter((c) => c !== '' && c !== 'identity')
+    .reverse();
+  const known = ['gzip', 'x-gzip', 'deflate', 'br'];
+  return codings.length === 0 || codings.some((c) => !known.includes(c)) ? undefined : codings;
+}
+
+/**
+ * A body's bytes decoded as fetch decodes them, for a reader of raw bytes (the held GET,
+ * `held-get.ts`): the returned function takes each chunk, then undefined at the body's end; the
+ * decoded bytes, their end or a decoding failure go to `to`. Undefined when there is nothing to
+ * undo (or a coding is unknown: the body is given as sent). The first compressed answer waits for
+ * `node:zlib` to load; its bytes are queued meanwhile.
+ */
+export function contentDecoders(header: string, to: ChunkReader): ((chunk: Buffer | undefined) => void) | undefined {
+  const codings = codingsOf(header);
+  if (codings === undefined) return undefined;
+  let queue: (Buffer | undefined)[] | undefined = [];
+  let first: Writable | undefined;
+  const start = (loaded: typeof Zlib) => {
+    const decoders: Transform[] = [];
+    for (const coding of codings) {
+      const d = decoder(loaded, coding);
+      if (d !== undefined) decoders.push(d);
+    }
+    for (const d of decoders) {
+      d.on('error', (error) => {
+        to.fail(error);
+      });
+    }
+    let last = decoders[0] as Transform;
+    for (const d of decoders.slice(1)) last = last.pipe(d);
+    last.on('data', (chunk: Buffer) => {
+      to.chunk(chunk);
+    });
+    last.on('end', () => {
+      to.end();
+    });
+    first = decoders[0];
+    for (const chunk of queue ?? []) {
+      if (chunk === undefined) first?.end();
+      else first?.write(chunk);
+    }
+    queue = undefined;
+  };
+  if (zlib !== undefined) start(zlib);
+  else
+    void loadZlib().then(start, (error: unknown) => {
+      to.fail(error);
+    });
+  return (chunk) => {
+    if (first === undefined) queue?.push(chunk);
+    else if (chunk === undefined) first.end();
+    else first.write(chunk);
+  };
 }
 
 /**

@@ -11,6 +11,7 @@ import http from 'node:http';
 import type * as Https from 'node:https';
 import { createConnection } from 'node:net';
 import type { HttpResponse, HttpSend, RequestControl, SenderOptions, TlsOptions } from './client.js';
+import { heldGet, heldHead } from './held-get.js';
 import { InvalidOptionsError } from '../../machines/errors.js';
 import { abortReason, drains, nodeResponse, signalSource, type AbortSource } from './node-response.js';
 import { loadProxyAgents, noProxy, proxyAgent, proxyAgentsLoaded, proxyChoice, type ProxyFor } from './proxy.js';
@@ -166,6 +167,15 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
   const held = method === 'GET' && proxy === undefined && url.protocol === 'http:';
   // H11: it says keep-alive as fetch does (Node would write `close` for a request without an agent).
   if (held && !('connection' in headers)) headers.connection = 'keep-alive';
+  if (held && !userinfo && body === undefined) {
+    // Issue 44: a held GET is read on its own socket, without node:http's objects (held-get.ts).
+    const list = headerList(url, method, false, headers);
+    const head = list === undefined ? undefined : heldHead(url.pathname + url.search, list);
+    if (head !== undefined) {
+      const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+      return heldGet(host, url.port === '' ? 80 : Number(url.port), head, signal);
+    }
+  }
   const options: Https.RequestOptions = {
     protocol: url.protocol,
     hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,

@@ -1,0 +1,462 @@
+/// <reference types="node" />
+/**
+ * H11, issue 44: a plain-http GET without a proxy (the standalone stream, a resume) on a socket
+ * of its own, read by a small HTTP/1.1 response reader instead of `node:http`. Such a stream is
+ * held for a session's life; `node:http` keeps for it a `ClientRequest` (and its header text), an
+ * `IncomingMessage`, an `HTTPParser` and the streams' states. Here it keeps the socket, this
+ * object and the answer's raw header strings (docs/benchmark.md, "What a held session is made
+ * of"). It answers as `NodeResponse` does (status, headers from the raw list, the body chunk by
+ * chunk, decoded as fetch decodes it), so status handling, cookies and errors stay in the
+ * exchanges above. Only `node.ts` uses it, for a GET whose headers it can write as given.
+ */
+import { createConnection, type Socket } from 'node:net';
+import type { ChunkReader, ChunkSource } from '../../machines/types.js';
+import type { HttpResponse } from './client.js';
+import { abortReason, contentDecoders, type AbortSource } from './node-response.js';
+
+/** As Node's default `--max-http-header-size`: a longer head fails the request. */
+const maxHeadBytes = 16 * 1024;
+/** The longest chunk-size line read (hex digits and extensions). */
+const maxSizeLine = 1024;
+
+/** A header name Node would write (RFC 9110 token). */
+const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** A header value Node would write: no CR, LF or NUL. */
+const badValue = /[\r\n\0]/;
+
+/**
+ * The request's head as written, or undefined when a header is one `node:http` would refuse
+ * (the request then goes there, to fail as it always did).
+ */
+export function heldHead(path: string, list: readonly string[]): string | undefined {
+  let head = `GET ${path} HTTP/1.1\r\n`;
+  for (let i = 0; i + 1 < list.length; i += 2) {
+    const name = list[i] as string;
+    const value = list[i + 1] as string;
+    if (!token.test(name) || badValue.test(value)) return undefined;
+    head += `${name}: ${value}\r\n`;
+  }
+  return `${head}\r\n`;
+}
+
+/**
+ * An answer's header fields as fetch's `Headers` reads them, kept as the one string of the head
+ * they came in (its lines after the status line) and read when asked: a held stream keeps that
+ * string, not a list of names and values (~0.6 KiB per held session, docs/benchmark.md).
+ */
+class HeadHeaders {
+  constructor(private readonly fields: string) {}
+
+  /** Every field named `name` (any case), as `Headers.get` joins them. */
+  get(name: string): string | null {
+    const values = this.all(name);
+    return values.length === 0 ? null : values.join(', ');
+  }
+
+  getSetCookie(): string[] {
+    return this.all('set-cookie');
+  }
+
+  private all(name: string): string[] {
+    const wanted = name.toLowerCase();
+    const values: string[] = [];
+    for (const line of this.fields.split('\r\n')) {
+      const colon = line.indexOf(':');
+      if (colon === wanted.length && line.slice(0, colon).toLowerCase() === wanted) values.push(line.slice(colon + 1).trim());
+    }
+    return values;
+  }
+}
+
+const noFields = new HeadHeaders('');
+
+/** Where the reader is in the answer. */
+const enum Phase {
+  Head,
+  /** Content-Length: `left` bytes to go. */
+  Sized,
+  /** Until the connection closes. */
+  ToClose,
+  ChunkSize,
+  ChunkData,
+  ChunkDataEnd,
+  Trailer,
+  Done,
+}
+
+/** A body cut before its end fails as fetch's does: TypeError('terminated') with the cause. */
+function terminated(cause: unknown): TypeError {
+  return new TypeError('terminated', { cause });
+}
+
+const ignore = (): void => undefined;
+
+/**
+ * Sends the GET `head` to `host:port` on a connection of its own and answers as fetch would: the
+ * promise settles with the answer once its head is read, or fails with fetch's
+ * TypeError('fetch failed') (or the abort's reason).
+ */
+export function heldGet(host: string, port: number, head: string, signal: AbortSource): Promise<HttpResponse> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(abortReason(signal));
+      return;
+    }
+    const socket = createConnection({ host, port, noDelay: true });
+    new HeldResponse(socket, signal, resolve, reject).send(head);
+  });
+}
+
+/** One held GET: the socket's listener, the response reader and the answer (`HttpResponse`, `ChunkSource`). */
+export class HeldResponse implements HttpResponse, ChunkSource {
+  readonly type = 'basic';
+  status = 0;
+  statusText = '';
+  ok = false;
+  headers: HeadHeaders = noFields;
+  bodyUsed = false;
+  private phase = Phase.Head;
+  /** Bytes of the head (or a chunk-size or trailer line) not yet complete; body bytes read before `read()`. */
+  private pending: Buffer | undefined;
+  private left = 0;
+  private reader: ChunkReader | undefined;
+  /** The content decoders' entry, when the answer is compressed. */
+  private decode: ((chunk: Buffer | undefined) => void) | undefined;
+  private settle: ((response: HttpResponse) => void) | undefined;
+  private refuse: ((reason: unknown) => void) | undefined;
+  private ended = false;
+  private failure: unknown;
+  private stream: ReadableStream<Uint8Array> | undefined;
+
+  constructor(
+    private readonly socket: Socket,
+    private readonly signal: AbortSource,
+    resolve: (response: HttpResponse) => void,
+    reject: (reason: unknown) => void,
+  ) {
+    this.settle = resolve;
+    this.refuse = reject;
+    signal.onAbort(this.onAbort);
+    socket.on('data', (data: Buffer) => {
+      this.take(data);
+    });
+    // Once the body is framed to its end, the socket's close is not the body's business.
+    socket.on('error', (error: Error) => {
+      if (this.phase !== Phase.Done) this.cut(error);
+    });
+    // No 'end' listener (one closure less per held stream): the server's end closes the socket.
+    socket.on('close', () => {
+      if (this.phase === Phase.ToClose && this.failure === undefined) this.finish();
+      else if (this.phase !== Phase.Done) this.cut(new Error('other side closed'));
+      this.signal.offAbort(this.onAbort);
+    });
+  }
+
+  /** Writes the request's head. */
+  send(head: string): void {
+    this.socket.write(head, 'latin1');
+  }
+
+  private readonly onAbort = (): void => {
+    this.cut(abortReason(this.signal));
+  };
+
+  /** The body chunk by chunk (what the transport reads). */
+  get chunks(): ChunkSource {
+    return this;
+  }
+
+  /**
+   * The body chunk by chunk, what the transport reads once the exchanges have read the status and
+   * the fields: the fields are let go here, so a held stream does not keep its head for its life.
+   */
+  read(reader: ChunkReader): { cancel(): void } {
+    const handle = this.readInto(reader);
+    this.headers = noFields;
+    return handle;
+  }
+
+  private readInto(reader: ChunkReader): { cancel(): void } {
+    if (this.bodyUsed) {
+      queueMicrotask(() => {
+        reader.fail(new TypeError('Body is unusable: Body has already been read'));
+      });
+      return { cancel: ignore };
+    }
+    this.bodyUsed = true;
+    this.reader = reader;
+    const early = this.pending;
+    this.pending = undefined;
+    if (early !== undefined && this.phase !== Phase.Done && this.failure === undefined) {
+      // Bytes read with the head: read now, through the framing, the socket resumed after.
+      this.pending = undefined;
+      this.bodyBytes(early);
+    }
+    if (this.ended) this.deliverEnd();
+    else if (this.failure !== undefined) reader.fail(this.failure);
+    else this.socket.resume();
+    return this;
+  }
+
+  /** Stops reading: a held GET's connection is not reused, so it is closed. */
+  cancel(): void {
+    this.reader = undefined;
+    this.socket.destroy();
+  }
+
+  discard(): void {
+    if (this.bodyUsed) return;
+    this.bodyUsed = true;
+    this.socket.destroy();
+  }
+
+  get body(): ReadableStream<Uint8Array> {
+    this.stream ??= new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.readInto({
+          chunk: (chunk) => {
+            controller.enqueue(chunk);
+          },
+          end: () => {
+            controller.close();
+          },
+          fail: (error) => {
+            controller.error(error);
+          },
+        });
+      },
+      cancel: () => {
+        this.cancel();
+      },
+    });
+    return this.stream;
+  }
+
+  text(): Promise<string> {
+    if (this.bodyUsed) return Promise.reject(new TypeError('Body is unusable: Body has already been read'));
+    return new Promise((resolve, reject) => {
+      const parts: Buffer[] = [];
+      this.readInto({
+        chunk: (chunk) => {
+          parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        },
+        end: () => {
+          const text = Buffer.concat(parts).toString('utf8');
+          resolve(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+        },
+        fail: reject,
+      });
+    });
+  }
+
+  /** Bytes from the socket. */
+  private take(data: Buffer): void {
+    if (this.phase === Phase.Head) {
+      const buffered = this.pending === undefined ? data : Buffer.concat([this.pending, data]);
+      const at = buffered.indexOf('\r\n\r\n');
+      if (at === -1) {
+        if (buffered.length > maxHeadBytes) this.cut(new Error('Header overflow'));
+        else this.pending = buffered;
+        return;
+      }
+      this.pending = undefined;
+      if (!this.parseHead(buffered.toString('latin1', 0, at))) return;
+      const rest = buffered.subarray(at + 4);
+      const phase = this.phase as Phase;
+      if (phase === Phase.Head) {
+        // An interim (1xx) answer: the final one follows.
+        if (rest.length > 0) this.take(rest);
+        return;
+      }
+      const settle = this.settle;
+      this.settle = undefined;
+      this.refuse = undefined;
+      // Nothing more is read until the body is (the reader comes a few ticks after the answer).
+      if (phase !== Phase.Done) this.socket.pause();
+      if (rest.length > 0) this.pending = rest;
+      if (phase === Phase.Done) this.finish();
+      settle?.(this);
+      return;
+    }
+    if (this.reader === undefined) {
+      this.pending = this.pending === undefined ? data : Buffer.concat([this.pending, data]);
+      return;
+    }
+    this.bodyBytes(data);
+  }
+
+  /** Reads the status line and the fields; false when it failed the request. */
+  private parseHead(text: string): boolean {
+    const lines = text.split('\r\n');
+    const status = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(lines[0] ?? '');
+    if (status === null) {
+      this.cut(new Error('Invalid HTTP response status line'));
+      return false;
+    }
+    const code = Number(status[1]);
+    if (code < 200) {
+      // 100, 102, 103: skipped, as Node and fetch do (101 is never asked for).
+      if (code === 101) {
+        this.cut(new Error('Unexpected 101 response'));
+        return false;
+      }
+      return true;
+    }
+    let chunked = false;
+    let length = -1;
+    let coding: string | undefined;
+    for (let i = 1; i < lines.length; i++) {
+      const line = lines[i] as string;
+      const colon = line.indexOf(':');
+      if (colon <= 0 || !token.test(line.slice(0, colon))) {
+        this.cut(new Error('Invalid header field'));
+        return false;
+      }
+      const name = line.slice(0, colon);
+      const value = line.slice(colon + 1).trim();
+      const lower = name.toLowerCase();
+      if (lower === 'transfer-encoding') chunked = /(?:^|,)\s*chunked\s*$/i.test(value);
+      else if (lower === 'content-length') {
+        const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+        if (Number.isNaN(n) || (length !== -1 && length !== n)) {
+          this.cut(new Error('Invalid Content-Length'));
+          return false;
+        }
+        length = n;
+      } else if (lower === 'content-encoding') coding = coding === undefined ? value : `${coding}, ${value}`;
+    }
+    this.status = code;
+    this.statusText = status[2] ?? '';
+    this.ok = code <= 299;
+    const firstField = text.indexOf('\r\n');
+    this.headers = firstField === -1 ? noFields : new HeadHeaders(text.slice(firstField + 2));
+    if (code === 204 || code === 304) this.phase = Phase.Done;
+    else if (chunked) this.phase = Phase.ChunkSize;
+    else if (length >= 0) {
+      this.left = length;
+      this.phase = length === 0 ? Phase.Done : Phase.Sized;
+    } else this.phase = Phase.ToClose;
+    if (coding !== undefined && this.phase !== Phase.Done) {
+      this.decode = contentDecoders(coding, {
+        chunk: (chunk) => {
+          this.reader?.chunk(chunk);
+        },
+        end: () => {
+          this.deliverEnd();
+        },
+        fail: (error) => {
+          this.cut(error);
+        },
+      });
+    }
+    return true;
+  }
+
+  /** Body bytes, through the framing. */
+  private bodyBytes(data: Buffer): void {
+    let at = 0;
+    while (at < data.length && this.phase !== Phase.Done && this.failure === undefined) {
+      switch (this.phase) {
+        case Phase.ToClose:
+          this.emit(at === 0 ? data : data.subarray(at));
+          at = data.length;
+          break;
+        case Phase.Sized:
+        case Phase.ChunkData: {
+          const n = Math.min(this.left, data.length - at);
+          this.emit(at === 0 && n === data.length ? data : data.subarray(at, at + n));
+          at += n;
+          this.left -= n;
+          if (this.left === 0) {
+            if (this.phase === Phase.Sized) this.finish();
+            else this.phase = Phase.ChunkDataEnd;
+          }
+          break;
+        }
+        case Phase.ChunkSize:
+        case Phase.ChunkDataEnd:
+        case Phase.Trailer: {
+          const nl = data.indexOf(0x0a, at);
+          const part = data.subarray(at, nl === -1 ? data.length : nl + 1);
+          const line = this.pending === undefined ? part : Buffer.concat([this.pending, part]);
+          at += part.length;
+          if (nl === -1) {
+            if (line.length > maxSizeLine) this.cut(new Error('Invalid chunk size'));
+            else this.pending = Buffer.from(line);
+            break;
+          }
+          this.pending = undefined;
+          this.line(line.toString('latin1', 0, line.length - (line[line.length - 2] === 0x0d ? 2 : 1)));
+          break;
+        }
+        default:
+          at = data.length;
+      }
+    }
+  }
+
+  /** A line of the chunked framing. */
+  private line(text: string): void {
+    if (this.phase === Phase.ChunkDataEnd) {
+      if (text === '') this.phase = Phase.ChunkSize;
+      else this.cut(new Error('Invalid chunk end'));
+      return;
+    }
+    if (this.phase === Phase.Trailer) {
+      if (text === '') this.finish();
+      return;
+    }
+    const size = text.split(';', 1)[0]?.trim() ?? '';
+    if (!/^[0-9a-fA-F]{1,12}$/.test(size)) {
+      this.cut(new Error('Invalid chunk size'));
+      return;
+    }
+    this.left = parseInt(size, 16);
+    this.phase = this.left === 0 ? Phase.Trailer : Phase.ChunkData;
+  }
+
+  private emit(chunk: Buffer): void {
+    if (this.decode !== undefined) this.decode(chunk);
+    else this.reader?.chunk(chunk);
+  }
+
+  /** The body ended as framed: the connection is closed (a held GET's is not reused). */
+  private finish(): void {
+    if (this.phase === Phase.Done && this.ended) return;
+    this.phase = Phase.Done;
+    if (this.decode !== undefined) {
+      const decode = this.decode;
+      this.decode = undefined;
+      decode(undefined);
+    } else this.deliverEnd();
+    this.socket.destroy();
+  }
+
+  private deliverEnd(): void {
+    this.ended = true;
+    if (this.settle !== undefined) return;
+    const reader = this.reader;
+    if (reader === undefined) return;
+    this.reader = undefined;
+    reader.end();
+  }
+
+  /** The connection failed, closed early or was aborted: the request fails, or the body does. */
+  private cut(cause: unknown): void {
+    if (this.ended || this.failure !== undefined) return;
+    const refuse = this.refuse;
+    if (refuse !== undefined) {
+      this.settle = undefined;
+      this.refuse = undefined;
+      this.failure = cause;
+      this.socket.destroy();
+      refuse(this.signal.aborted ? abortReason(this.signal) : new TypeError('fetch failed', { cause }));
+      return;
+    }
+    this.failure = this.signal.aborted ? abortReason(this.signal) : terminated(cause);
+    this.socket.destroy();
+    const reader = this.reader;
+    this.reader = undefined;
+    reader?.fail(this.failure);
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * H11: the held GET's own HTTP/1.1 response reader (src/http/held-get.ts), against a raw TCP
+ * server on 127.0.0.1 that writes the answer's bytes as given, in pieces: the framings (chunked
+ * with every line split, Content-Length, close-delimited), an interim 1xx answer, a compressed
+ * body, a cut body, a bad head, an abort. What the transport does with the answer (statuses,
+ * cookies, session headers) is the exchanges', proven by the integration tests of the GET stream.
+ */
+import { createServer, type Server, type Socket } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ChunkSource } from '../../machines/types.js';
+import { RequestControl, type HttpResponse } from '../../src/http/client.js';
+import { heldGet, heldHead } from '../../src/http/held-get.js';
+
+let server: Server | undefined;
+
+afterEach(async () => {
+  const s = server;
+  server = undefined;
+  if (s !== undefined) await new Promise((resolve) => s.close(resolve));
+});
+
+/** A server that answers each connection with `write` once the request's head arrived; the head it read. */
+async function answering(write: (socket: Socket) => void): Promise<{ port: number; heads: string[] }> {
+  const heads: string[] = [];
+  server = createServer((socket) => {
+    let head = '';
+    socket.on('data', (data) => {
+      head += data.toString('latin1');
+      if (head.includes('\r\n\r\n')) {
+        heads.push(head);
+        write(socket);
+      }
+    });
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return { port: address.port, heads };
+}
+
+/** Writes `parts` one by one, a few ms apart, so each is a read of its own. */
+function inPieces(socket: Socket, parts: (string | Buffer)[], then?: 'end' | 'destroy'): void {
+  let i = 0;
+  const next = () => {
+    if (socket.destroyed) return;
+    if (i < parts.length) {
+      socket.write(parts[i++] as string);
+      setTimeout(next, 2);
+    } else if (then === 'end') socket.end();
+    else if (then === 'destroy') socket.destroy();
+  };
+  next();
+}
+
+/** The body read through the chunk source: its text, or what failed it. */
+function bodyOf(response: HttpResponse): Promise<{ text: string; error?: unknown }> {
+  const chunks = response.chunks as ChunkSource;
+  const parts: Buffer[] = [];
+  return new Promise((resolve) => {
+    chunks.read({
+      chunk: (bytes) => parts.push(Buffer.from(bytes)),
+      end: () => {
+        resolve({ text: Buffer.concat(parts).toString('utf8') });
+      },
+      fail: (error) => {
+        resolve({ text: Buffer.concat(parts).toString('utf8'), error });
+      },
+    });
+  });
+}
+
+const head = heldHead('/mcp', ['Host', 'x', 'accept', 'text/event-stream']) as string;
+
+describe('H11: the held GET reads an answer as fetch would', () => {
+  it('H11: a chunked body with every line and CRLF split across reads arrives whole; status, text and repeated fields as fetch gives them', async () => {
+    const { port, heads } = await answering((socket) => {
+      inPieces(socket, [
+        'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nSet-Cookie: a=1\r\nset-cookie: b=2\r\nX-Two: 1\r\nx-two:  2 \r\nTransfer-Encoding: chunked\r\n\r\n',
+        'd',
+        ';ext=1\r',
+        '\ndata: hello',
+        '\n\n\r',
+        '\n',
+        '5\r\n',
+        'ab',
+        'cde\r\n0\r\n',
+        'Trailer: x\r\n',
+        '\r\n',
+      ]);
+    });
+    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    expect(heads[0]).toBe('GET /mcp HTTP/1.1\r\nHost: x\r\naccept: text/event-stream\r\n\r\n');
+    expect([response.status, response.statusText, response.ok]).toEqual([200, 'OK', true]);
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    expect(response.headers.get('x-two')).toBe('1, 2');
+    expect(response.headers.getSetCookie?.()).toEqual(['a=1', 'b=2']);
+    expect(await bodyOf(response)).toEqual({ text: 'data: hello\n\nabcde' });
+  });
+
+  it('H11: a Content-Length body ends at its length though the connection stays open', async () => {
+    const { port } = await answering((socket) => {
+      inPieces(socket, ['HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot', ' found', 'EXTRA']);
+    });
+    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    expect([response.status, response.ok]).toEqual([404, false]);
+    expect(await response.text()).toBe('not found');
+  });
+
+  it('H11: a body with neither length nor chunks ends when the server closes; an interim 103 before it is skipped', async () => {
+    const { port } = await answering((socket) => {
+      inPieces(socket, ['HTTP/1.1 103 Early Hints\r\nLink: x\r\n\r\nHTTP/1.1 200 OK\r\n', '\r\nevent: a\n', 'data: 1\n\n'], 'end');
+    });
+    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    expect(response.status).toBe(200);
+    expect(response.headers.get('link')).toBeNull();
+    expect(await bodyOf(response)).toEqual({ text: 'event: a\ndata: 1\n\n' });
+  });
+
+  it('H11: a gzip body is decoded, as fetch decodes it', async () => {
+    const zipped = gzipSync(Buffer.from('data: {"x":1}\n\n'));
+    const { port } = await answering((socket) => {
+      inPieces(socket, [
+        `HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: ${zipped.length}\r\n\r\n`,
+        zipped.subarray(0, 5),
+        zipped.subarray(5),
+      ]);
+    });
+    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    expect(await bodyOf(response)).toEqual({ text: 'data: {"x":1}\n\n' });
+  });
+
+  it("H11: a chunked body cut before its last chunk fails with fetch's TypeError('terminated'), after what arrived", async () => {
+    const { port } = await answering((socket) => {
+      inPieces(socket, ['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n', '3\r\nabc\r\n', '5\r\nab'], 'destroy');
+    });
+    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    const { text, error } = await bodyOf(response);
+    expect(text).toBe('abcab');
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toBe('terminated');
+  });
+
+  it("H11: a head that is not HTTP fails the request with fetch's TypeError('fetch failed')", async () => {
+    const { port } = await answering((socket) => {
+      socket.end('SSH-2.0-OpenSSH\r\n\r\n');
+    });
+    const failed = await heldGet('127.0.0.1', port, head, new RequestControl()).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(TypeError);
+    expect((failed as Error).message).toBe('fetch failed');
+  });
+
+  it("H11: aborted before the answer, the request fails with the abort's reason; aborted while reading, the body does", async () => {
+    const { port } = await answering((socket) => {
+      socket.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n');
+    });
+    const early = new RequestControl();
+    const pending = heldGet('127.0.0.1', port, head, early);
+    const reason = new Error('stop');
+    early.abort(reason);
+    expect(await pending.catch((error: unknown) => error)).toBe(reason);
+
+    const late = new RequestControl();
+    const response = await heldGet('127.0.0.1', port, head, late);
+    const reading = bodyOf(response);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    late.abort(reason);
+    expect(await reading).toEqual({ text: 'abc', error: reason });
+  });
+
+  it('H11: a header Node would refuse (CR or LF in a value, a name that is no token) is not written: the request goes to node:http', () => {
+    expect(heldHead('/', ['Host', 'x', 'x-a', 'v\r\nInjected: 1'])).toBeUndefined();
+    expect(heldHead('/', ['Host', 'x', 'bad name', 'v'])).toBeUndefined();
+  });
+});
