@@ -166,14 +166,9 @@ export class HeldResponse implements HttpResponse, ChunkSource {
     return this;
   }
 
-  /**
-   * The body chunk by chunk, what the transport reads once the exchanges have read the status and
-   * the fields: the fields are let go here, so a held stream does not keep its head for its life.
-   */
+  /** The body chunk by chunk (what the transport reads). */
   read(reader: ChunkReader): { cancel(): void } {
-    const handle = this.readInto(reader);
-    this.headers = noFields;
-    return handle;
+    return this.readInto(reader);
   }
 
   private readInto(reader: ChunkReader): { cancel(): void } {
@@ -185,18 +180,26 @@ export class HeldResponse implements HttpResponse, ChunkSource {
     }
     this.bodyUsed = true;
     this.reader = reader;
-    const early = this.pending;
-    this.pending = undefined;
-    if (early !== undefined && this.phase !== Phase.Done && this.failure === undefined) {
-      // Bytes read with the head: read now, through the framing, the socket resumed after.
-      this.pending = undefined;
-      this.bodyBytes(early);
-    }
-    if (this.ended) this.deliverEnd();
-    else if (this.failure !== undefined) reader.fail(this.failure);
-    else this.socket.resume();
+    // Never from inside `read()`: as node:http's answer does, the body is delivered from a later
+    // turn, so a reader may use the handle `read()` returns (to cancel, to arm a timer) before its
+    // first chunk or its end (a body that came whole with the head would otherwise end at once).
+    queueMicrotask(this.begin);
     return this;
   }
+
+  /** The reading begins: bytes read with the head go through the framing, then the socket resumes. */
+  private readonly begin = (): void => {
+    const reader = this.reader;
+    if (reader === undefined) return;
+    const early = this.pending;
+    this.pending = undefined;
+    if (early !== undefined && this.phase !== Phase.Done && this.failure === undefined) this.bodyBytes(early);
+    if (this.ended) this.deliverEnd();
+    else if (this.failure !== undefined) {
+      this.reader = undefined;
+      reader.fail(this.failure);
+    } else if (this.reader !== undefined) this.socket.resume();
+  };
 
   /** Stops reading: a held GET's connection is not reused, so it is closed. */
   cancel(): void {

@@ -108,6 +108,32 @@ describe('H11: the held GET reads an answer as fetch would', () => {
     expect(await response.text()).toBe('not found');
   });
 
+  it('H11: a body that came whole with its head is delivered after read() returns, never from inside it; its fields stay readable after the body', async () => {
+    // As node:http's answer: a reader (readBounded's error body) arms its timer and keeps the
+    // handle read() returns before the first chunk or the end can reach it.
+    const { port } = await answering((socket) => {
+      socket.write('HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer error="invalid_token"\r\nContent-Length: 4\r\n\r\nnope');
+    });
+    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const seen: string[] = [];
+    let returned = false;
+    const ended = new Promise<void>((resolve, reject) => {
+      (response.chunks as ChunkSource).read({
+        chunk: () => seen.push(returned ? 'chunk after' : 'chunk inside'),
+        end: () => {
+          seen.push(returned ? 'end after' : 'end inside');
+          resolve();
+        },
+        fail: reject,
+      });
+      returned = true;
+    });
+    await ended;
+    expect(seen).toEqual(['chunk after', 'end after']);
+    expect(response.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+  });
+
   it('H11: a body with neither length nor chunks ends when the server closes; an interim 103 before it is skipped', async () => {
     const { port } = await answering((socket) => {
       inPieces(socket, ['HTTP/1.1 103 Early Hints\r\nLink: x\r\n\r\nHTTP/1.1 200 OK\r\n', '\r\nevent: a\n', 'data: 1\n\n'], 'end');
