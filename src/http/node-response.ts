@@ -57,16 +57,12 @@ function decodedBody(res: IncomingMessage, method: string, zlib: typeof Zlib | u
   const header = rawHeader(res.rawHeaders, 'content-encoding') ?? undefined;
   const status = res.statusCode ?? 0;
   if (header === undefined || zlib === undefined || method === 'HEAD' || [101, 204, 205, 304].includes(status)) return res;
-  const codings = header
-    .toLowerCase()
-    .split(',')
-    .map((c) => c.trim())
-    .filter((c) => c !== '' && c !== 'identity')
-    .reverse();
-  const decoders = codings.map((coding) => decoder(zlib, coding));
-  if (decoders.length === 0 || decoders.some((d) => d === undefined)) return res;
+  const codings = codingsOf(header);
+  if (codings === undefined) return res;
   let out: Readable = res;
-  for (const d of decoders as (Zlib.Gunzip | Zlib.Inflate | Zlib.BrotliDecompress)[]) {
+  for (const coding of codings) {
+    const d = decoder(zlib, coding);
+    if (d === undefined) return res;
     const from = out;
     from.on('error', (error) => {
       d.destroy(error);
