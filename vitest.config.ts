@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import LongestFirst from './test/support/sequencer.js';
 
 /**
  * H11: the HTTP-facing integration files, run a second time with WHATWG fetch carrying every
@@ -13,16 +14,30 @@ const httpFiles = [
   'test/integration/http-client.test.ts',
 ];
 
+/**
+ * Files that change what the process shares (a module mock, the environment): each runs in a
+ * module graph of its own. Every other file shares its worker's modules with the files before it
+ * (`isolate: false`: the SDKs, xstate and the transport are imported once per worker, not once per
+ * file, a minute of a quiet run's four), and cleans up what it opened itself.
+ */
+const isolatedFiles = ['test/integration/telemetry-off.test.ts', 'test/integration/network.test.ts'];
+
 const shared = {
   testTimeout: 20_000,
   hookTimeout: 20_000,
   pool: 'forks' as const,
+  isolate: false,
 };
+
+/** The default project: the transport as Node users get it, requests through node:http (H11). */
+const nodeClient = { setupFiles: ['test/support/node-client.ts'], env: { HTTP_CLIENT: 'node' } };
 
 export default defineConfig({
   test: {
     // Integration tests open real sockets on 127.0.0.1; two cores, so keep parallelism modest.
     maxWorkers: 2,
+    // The longest files first (a fresh clone has no durations of its own): test/support/sequencer.ts.
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         test: {
@@ -31,11 +46,13 @@ export default defineConfig({
           // W8: the example page's own test (its badge along the chart's paths) runs here too.
           include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
           // The browser test needs Chromium: `npm run test:browser` (test/browser/vitest.config.ts).
-          exclude: [...configDefaults.exclude, 'test/browser/**'],
-          setupFiles: ['test/support/node-client.ts'],
-          env: { HTTP_CLIENT: 'node' },
+          exclude: [...configDefaults.exclude, 'test/browser/**', ...isolatedFiles],
+          ...nodeClient,
           typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
         },
+      },
+      {
+        test: { ...shared, name: 'node-isolated', include: isolatedFiles, isolate: true, ...nodeClient },
       },
       {
         test: { ...shared, name: 'fetch', include: httpFiles, env: { HTTP_CLIENT: 'fetch' } },

@@ -1,9 +1,10 @@
 /**
  * `npm test`: every check the project keeps, each naming itself as it starts (`» tsc`) and
  * saying how it went and how long it took (`✓ tsc  41.2 s`), so the first seconds already say
- * what is happening. The type check runs beside the format, wall-clock and lint checks (two
- * cores: tsc on one, the others on the other), incrementally: its build info is kept in
- * node_modules/.cache (gitignored), so a second run checks only what changed. Then vitest.
+ * what is happening. The checks run in two lanes, one per core, each about as long as the other
+ * (a quiet fresh clone: eslint 52 s; tsc 36 s, then prettier 16 s and the wall-clock guard 4 s).
+ * The type check is incremental: its build info is kept in node_modules/.cache (gitignored), so a
+ * second run checks only what changed. Then vitest.
  *
  * Extra arguments go to vitest: `npm test -- test/unit/backoff.test.ts`.
  */
@@ -21,17 +22,20 @@ const bin = (name: string) => `node_modules/.bin/${name}`;
 const node = process.execPath;
 const cache = 'node_modules/.cache/mcp-xstate-transport';
 
-const tsc: Step = {
-  name: 'tsc',
-  command: [node, bin('tsc'), '-p', 'tsconfig.json', '--noEmit', '--incremental', '--tsBuildInfoFile', `${cache}/tsc.tsbuildinfo`],
-};
-const checks: Step[] = [
-  {
-    name: 'prettier',
-    command: [node, bin('prettier'), '--check', '.', '--log-level', 'warn', '--cache', '--cache-location', `${cache}/prettier`],
-  },
-  { name: 'wall-clock guard', command: [node, '--import', 'tsx', 'scripts/check-wallclock.ts'] },
-  { name: 'eslint', command: [node, bin('eslint'), '.'] },
+/** The checks, two lanes run side by side. */
+const lanes: Step[][] = [
+  [
+    {
+      name: 'tsc',
+      command: [node, bin('tsc'), '-p', 'tsconfig.json', '--noEmit', '--incremental', '--tsBuildInfoFile', `${cache}/tsc.tsbuildinfo`],
+    },
+    {
+      name: 'prettier',
+      command: [node, bin('prettier'), '--check', '.', '--log-level', 'warn', '--cache', '--cache-location', `${cache}/prettier`],
+    },
+    { name: 'wall-clock guard', command: [node, '--import', 'tsx', 'scripts/check-wallclock.ts'] },
+  ],
+  [{ name: 'eslint', command: [node, bin('eslint'), '.'] }],
 ];
 const vitest: Step = {
   name: 'vitest',
@@ -88,9 +92,11 @@ function quiet(step: Step): Promise<boolean> {
   });
 }
 
+/** Runs a lane's steps one after the other, each even when one before failed (every failure is shown at once). */
 async function inSequence(steps: readonly Step[]): Promise<boolean> {
-  for (const step of steps) if (!(await quiet(step))) return false;
-  return true;
+  let ok = true;
+  for (const step of steps) ok = (await quiet(step)) && ok;
+  return ok;
 }
 
 /** Says which steps are still running, every 20 s, so a slow machine is never silent. */
@@ -100,9 +106,9 @@ const heartbeat = setInterval(() => {
   console.log(`… still running: ${names.join(', ')}`);
 }, 20_000);
 
-const [typed, checked] = await Promise.all([quiet(tsc), inSequence(checks)]);
+const checked = await Promise.all(lanes.map(inSequence));
 clearInterval(heartbeat);
-if (!typed || !checked) {
+if (checked.includes(false)) {
   console.log(`✗ npm test stopped before vitest, after ${seconds(started)}`);
   process.exit(1);
 }

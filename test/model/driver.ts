@@ -14,8 +14,13 @@ import type { StreamableHTTPClientTransport } from '../../src/index.js';
 import { Coverage } from './coverage.js';
 import type { ScriptedServer } from '../support/scripted-server.js';
 
-/** Longest wait for the transport and the server to reach what a step expects (a bound, not a timing). */
-const SETTLE_MS = 3_000;
+/**
+ * Longest wait for the transport and the server to reach what a step expects (a bound, not a timing:
+ * a step ends as soon as its state is reached). The slowest step is the idle watch's (R9): a silence
+ * is seen at the second check after the last byte, up to two idle periods (2 s in the stream paths),
+ * and a busy machine delays timers besides (3 s was once too short in a clean-clone CI run).
+ */
+const SETTLE_MS = 10_000;
 
 /** JSON with object keys sorted, so that equal state values compare equal as text. */
 export function canonical(value: unknown): string {
