@@ -1,7 +1,8 @@
 /**
- * What a test starts and must close after it, in one list per test file (each file runs in its
- * own module context): closed newest first, so a Client or transport closes before the server it
- * talks to and its DELETE still reaches it. A file registers `afterEach(runCleanups)`.
+ * What a test starts and must close after it, in one list per worker (files share their worker's
+ * modules, vitest.config.ts, and run one after another in it; each empties the list after each
+ * test): closed newest first, so a Client or transport closes before the server it talks to and
+ * its DELETE still reaches it. A file registers `afterEach(runCleanups)` (or proxy-rig's `closeRigs`).
  */
 import { startServer, type ServerOptions, type TestServer } from './mcp-server.js';
 import { startScriptedServer, type ScriptedServer, type ScriptedServerOptions } from './scripted-server.js';
