@@ -1,20 +1,11 @@
 import { assign, enqueueActions, fromCallback, fromPromise, raise, sendParent, sendTo, setup } from 'xstate';
 import type { GetResult, NetworkEvent, PostResult } from './types.js';
-import {
-  emptyResumeTimeLeft,
-  isResumableEventId,
-  minReconnectDelay,
-  plannedDelay,
-  planWait,
-  resumeDelay,
-  scheduledWait,
-  waitImplementations,
-  waitStates,
-} from './backoff.js';
+import { plannedDelay, planWait, resumeDelay, scheduledWait, waitImplementations, waitStates } from './backoff.js';
 import { idleWatch, idleWatchStates } from './idle-watch.js';
-import { EmptyResumesError, isSessionMissing, MessageTooLargeError, statusOf, StreamEndedError, toError } from './errors.js';
+import { MessageTooLargeError, StreamEndedError, toError } from './errors.js';
 import { DISCOVER, envelopeVersion, isRequest, LISTEN, requestIdsOf } from './connection/messages.js';
 import { asCallersAnswer, onTheWire, readerInput } from './post-stream-wire.js';
+import { emptyResumesError, resumeRules, unsendableIdError } from './post-stream-resume.js';
 import type {
   PostRequestInput,
   PostStreamContext,
@@ -28,17 +19,6 @@ import type {
 } from './post-stream-types.js';
 
 export type * from './post-stream-types.js';
-
-/** R6: the statuses of a resume GET worth trying again (overload, a gateway's passing trouble). */
-const transientStatus: ReadonlySet<number> = new Set([429, 502, 503, 504]);
-
-/** R11: why a stream whose last event id cannot be a header is not resumed. */
-function unsendableIdError(cause: Error | undefined): StreamEndedError {
-  return new StreamEndedError(
-    'request stream cannot be resumed: its last event id is not visible ASCII, so it cannot be sent as Last-Event-ID',
-    { cause },
-  );
-}
 
 const notProvided = (name: string) => () => {
   throw new Error(`actor '${name}' must be provided with machine.provide({ actors })`);
@@ -79,14 +59,6 @@ const postStreamSetup = setup({
   guards: {
     isResumption: ({ context }) => context.resumptionToken !== undefined,
     wasInterrupted: ({ context }) => context.interrupted !== undefined,
-    /** R11: a resumption token that cannot be a Last-Event-ID header fails at once. */
-    hasUnsendableToken: ({ context }) => context.resumptionToken !== undefined && !isResumableEventId(context.resumptionToken),
-    /** R11: the stream's last event id cannot be sent back, so it cannot be resumed. */
-    endedUnsendable: ({ context, event }) => {
-      if (event.type !== 'stream.ended') return false;
-      const lastEventId = event.end.lastEventId ?? context.lastEventId;
-      return lastEventId !== undefined && !isResumableEventId(lastEventId);
-    },
     isAccepted: (_, params: { result: PostResult }) => params.result.kind === 'accepted',
     isJson: (_, params: { result: PostResult }) => params.result.kind === 'json',
     /** E13: the server sent notifications/cancelled for the request this stream carries. */
@@ -96,59 +68,7 @@ const postStreamSetup = setup({
       event.type === 'stream.ended' && event.end.cancelled === true && isRequest(context.message, LISTEN),
     /** `resumeStream()` awaits no response: its stream ending is its end. */
     awaitsNothing: ({ context }) => context.requestIds.length === 0,
-    /** R1/R2: only a stream that has shown an event id can be resumed, and only within budget (R5); E5: never in the 2026-07-28 era. */
-    canResume: ({ context, event }) => {
-      if (event.type !== 'stream.ended') return false;
-      if (event.end.error instanceof MessageTooLargeError) return false;
-      const lastEventId = event.end.lastEventId ?? context.lastEventId;
-      const attempt = event.end.progressed ? 0 : context.attempt;
-      return (
-        !context.modern &&
-        lastEventId !== undefined &&
-        isResumableEventId(lastEventId) &&
-        attempt <= context.options.reconnection.maxRetries
-      );
-    },
-    /**
-     * R6 (revised): only a transient answer to a resume GET is retried under the budget: 429, 502,
-     * 503, 504 or a network error. Any other status (500, 501, 400, 403, …) means the stream cannot
-     * be resumed, and the call fails at once; a missing session or a 401 goes to the parent.
-     */
-    canRetry: ({ context }, params: { error: unknown }) => {
-      const status = statusOf(params.error);
-      return (
-        !isSessionMissing(params.error) &&
-        (status === undefined || transientStatus.has(status)) &&
-        // W2: a failure while offline is the network's, not the server's: it spends no budget.
-        (context.offline || context.attempt <= context.options.reconnection.maxRetries)
-      );
-    },
     gotStream: (_, params: { result: GetResult }) => params.result.kind === 'sse',
-    /**
-     * R12: a resumed stream ended with no progress (an empty 200, comments only) and no other resume
-     * fits: the budget is spent (R5), or the window since the first end has no room for one more wait.
-     */
-    emptyResumesSpent: ({ context, event }) => {
-      if (event.type !== 'stream.ended' || event.end.progressed || !context.fromResume || context.modern === true) return false;
-      const lastEventId = event.end.lastEventId ?? context.lastEventId;
-      if (lastEventId === undefined || !isResumableEventId(lastEventId)) return false;
-      return context.attempt > context.options.reconnection.maxRetries || emptyResumeTimeLeft(context) < minReconnectDelay;
-    },
-    /**
-     * R12: a resume GET failed for a cause worth retrying (R6) after resumes came back empty, and the
-     * window has no room for another wait (offline waits spend none). A missing session or a 401 still
-     * goes to the parent as itself.
-     */
-    emptyResumeWindowSpent: ({ context }, params: { error: unknown }) => {
-      const status = statusOf(params.error);
-      return (
-        context.emptyResumes > 0 &&
-        !context.offline &&
-        !isSessionMissing(params.error) &&
-        (status === undefined || transientStatus.has(status)) &&
-        emptyResumeTimeLeft(context) < minReconnectDelay
-      );
-    },
   },
   delays: {
     /** R4 within R12: planned once as the wait begins (W3); after an empty resume, never past the window. */
@@ -200,14 +120,7 @@ const postStreamSetup = setup({
       };
     }),
     /** R12: the call is given up, naming its empty resumes (the one that just ended included, when it was one). */
-    failEmptyResumes: assign({
-      error: ({ context, event }) => {
-        const emptied = event.type === 'stream.ended' ? 1 : 0;
-        const since = context.firstEndAt === undefined ? 0 : context.options.now() - context.firstEndAt;
-        const cause = event.type === 'stream.ended' ? event.end.error : 'error' in event ? event.error : undefined;
-        return new EmptyResumesError(context.emptyResumes + emptied, since, cause === undefined ? undefined : { cause });
-      },
-    }),
+    failEmptyResumes: assign({ error: emptyResumesError }),
     failCancelled: assign({ error: () => new StreamEndedError('the server cancelled the request (notifications/cancelled)') }),
     failUnsendable: assign({
       error: ({ context, event }) => (event.type === 'stream.ended' ? unsendableIdError(event.end.error) : context.error),
@@ -254,7 +167,8 @@ const postStreamSetup = setup({
   },
 })
   .extend(waitImplementations)
-  .extend(idleWatch);
+  .extend(idleWatch)
+  .extend(resumeRules);
 
 export const postStreamMachine = postStreamSetup.createMachine({
   id: 'postStream',
