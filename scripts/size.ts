@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { startServer } from '../test/support/mcp-server.js';
+import { eagerChunks } from './eager-chunks.js';
 
 const root = process.cwd();
 const work = mkdtempSync(join(tmpdir(), 'mcp-xstate-size-'));
@@ -79,16 +80,8 @@ async function bundle(name: string, entry: string): Promise<Size> {
   });
   const contents = new Map(result.outputFiles.map((file) => [file.path, file.contents]));
   const outputs = result.metafile.outputs;
-  const entryPath = Object.keys(outputs).find((path) => outputs[path]?.entryPoint !== undefined);
-  if (entryPath === undefined) throw new Error('no entry chunk');
-  // Walk static imports from the entry; every other chunk is loaded lazily.
-  const eager = new Set<string>();
-  const visit = (path: string) => {
-    if (eager.has(path)) return;
-    eager.add(path);
-    for (const imported of outputs[path]?.imports ?? []) if (imported.kind === 'import-statement') visit(imported.path);
-  };
-  visit(entryPath);
+  // Every chunk not imported statically from the entry is loaded lazily.
+  const eager = eagerChunks(outputs);
   const sum = (paths: string[]) => {
     const files = paths.map((path) => contents.get(join(root, path)) ?? contents.get(path) ?? new Uint8Array());
     return { raw: files.reduce((n, f) => n + f.byteLength, 0), gzip: files.reduce((n, f) => n + gzipSync(f, { level: 9 }).byteLength, 0) };

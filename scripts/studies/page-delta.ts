@@ -14,6 +14,7 @@ import { dirname, resolve } from 'node:path';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { eagerChunks } from '../eager-chunks.js';
 
 const root = process.cwd();
 const v2 = process.argv.includes('--client=2');
@@ -46,15 +47,7 @@ async function eager(transport: string, without?: RegExp): Promise<{ gzip: numbe
       plugins: without === undefined ? [] : [leaveOut(without)],
     });
     const outputs: Metafile['outputs'] = result.metafile.outputs;
-    const entryPath = Object.keys(outputs).find((path) => outputs[path]?.entryPoint !== undefined);
-    if (entryPath === undefined) throw new Error('no entry chunk');
-    const seen = new Set<string>();
-    const visit = (path: string) => {
-      if (seen.has(path)) return;
-      seen.add(path);
-      for (const imported of outputs[path]?.imports ?? []) if (imported.kind === 'import-statement') visit(imported.path);
-    };
-    visit(entryPath);
+    const seen = eagerChunks(outputs);
     const inputs = new Map<string, number>();
     let gzip = 0;
     for (const path of seen) {
