@@ -100,7 +100,7 @@ describe('U7: --view without --watch', { timeout: 60_000 }, () => {
   it('U7: the chart view outlives the session it shows: the page answers after the session closed, until Ctrl-C (exit 0)', async () => {
     const viewing = cli([server.url.href, '--view']);
     try {
-      await until(() => /shows this session until Ctrl-C/.test(viewing.output()), 'the view kept up', 400);
+      await until(() => /shows this session until Ctrl-C/.test(viewing.output()), 'the view kept up', 3_000);
       const out = viewing.output();
       // The session is over (closed), and the page still answers.
       expect(out).toMatch(/closed\s+the transport is closed/);

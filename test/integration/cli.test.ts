@@ -104,7 +104,7 @@ describe('the CLI against the SDK server', { timeout: 60_000 }, () => {
     const session = [...server.sessions.values()].pop();
     expect(session).toBeDefined();
     session!.server.sendToolListChanged();
-    await until(() => watching.output().includes('notifications/tools/list_changed'), 'the notification printed', 400);
+    await until(() => watching.output().includes('notifications/tools/list_changed'), 'the notification printed', 3_000);
     watching.child.kill('SIGINT');
     const result = await watching.done;
     expect(result.code).toBe(0);
@@ -199,11 +199,11 @@ describe('the CLI: progress and change notifications', { timeout: 60_000 }, () =
     const modern = await startV2Server({ legacy: 'reject' });
     try {
       const listening = cli([modern.url.href, '--listen']);
-      await until(() => listening.output().includes('notifications/subscriptions/acknowledged'), 'the subscription acknowledged', 400);
+      await until(() => listening.output().includes('notifications/subscriptions/acknowledged'), 'the subscription acknowledged', 3_000);
       const listen = modern.requests.find((r) => r.rpc === 'subscriptions/listen');
       expect((listen?.body as { params: { notifications: unknown } }).params.notifications).toEqual({ toolsListChanged: true });
       modern.handler.notify.toolsChanged();
-      await until(() => listening.output().includes('notifications/tools/list_changed'), 'the change printed', 400);
+      await until(() => listening.output().includes('notifications/tools/list_changed'), 'the change printed', 3_000);
       listening.child.kill('SIGINT');
       const result = await listening.done;
       expect(result.code).toBe(0);
@@ -305,7 +305,11 @@ describe('the CLI with --inspect', () => {
       }),
     );
     const watching = cli([server.url.href, '--inspect', String(port), '--watch']);
-    await until(() => watching.output().includes('Stately inspector at') && watching.output().includes('watching'), 'the CLI bridged', 400);
+    await until(
+      () => watching.output().includes('Stately inspector at') && watching.output().includes('watching'),
+      'the CLI bridged',
+      3_000,
+    );
     const received: string[] = [];
     createWebSocketReceiver({ server: `ws://127.0.0.1:${port}` }).subscribe((event: unknown) => received.push(JSON.stringify(event)));
     await until(

@@ -342,7 +342,7 @@ describe('E7: subscriptions/listen', () => {
     // Kept alive past three idle timeouts by the server's keep-alive comments alone: the moment is the first
     // comment read more than three idle timeouts after the listen stream was acknowledged.
     const acknowledged = performance.now();
-    await until(() => comments.some((at) => at - acknowledged > 3 * 300), 'keep-alive comments over three idle timeouts', 500);
+    await until(() => comments.some((at) => at - acknowledged > 3 * 300), 'keep-alive comments over three idle timeouts', 1_500);
     expect(Object.keys(transport.actor.getSnapshot().children)).toContain('listen-0');
     server.handler.notify.toolsChanged();
     await until(() => changed === 1, 'the change notification');

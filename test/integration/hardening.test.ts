@@ -100,7 +100,7 @@ describe('R4: no reconnect storm, whatever retry: said', { timeout: 15_000 }, ()
     };
     const { errors } = await connect(server.url, { reconnectionOptions });
     // The moment: the budget is spent (the degraded warning) and the first wait at the ceiling is over (the fifth GET).
-    await until(() => errors.some((error) => /reconnects without progress/.test(error.message)), 'the degraded warning', 300);
+    await until(() => errors.some((error) => /reconnects without progress/.test(error.message)), 'the degraded warning', 1_200);
     await server.waitFor((request) => request.method === 'GET' && server.filter({ http: 'GET' }).length >= 5);
     // Before the fix: a GET per millisecond or so (300–600 a second) for as long as the session lived.
     expect(times.length).toBeGreaterThanOrEqual(4);
@@ -179,7 +179,7 @@ describe('G2: a 404 to the optional GET', { timeout: 10_000 }, () => {
     const server = await refusedAfterOpen({ status: 404, body: 'Session not found' });
     server.on({ rpc: 'tools/call' }, (r) => toolResult(r.id, 'on the new session'));
     const { client } = await connect(server.url, { reconnectionOptions: { initialReconnectionDelay: 100, jitter: false } });
-    await until(() => server.filter({ rpc: 'initialize' }).length === 2, 'a second initialize', 400);
+    await until(() => server.filter({ rpc: 'initialize' }).length === 2, 'a second initialize', 800);
     expect(textOf(await client.callTool({ name: 'x', arguments: {} }))).toBe('on the new session');
   });
 });
@@ -231,7 +231,7 @@ describe('P11: servers that answer 400 for an unknown session', { timeout: 10_00
   it('P11, G2: a GET answered 400 "No valid session ID provided" after the stream was open re-establishes the session', async () => {
     const server = await refusedAfterOpen(json(noValidSession, { status: 400 }));
     await connect(server.url, { reconnectionOptions: { initialReconnectionDelay: 100, jitter: false } });
-    await until(() => server.filter({ rpc: 'initialize' }).length === 2, 'a second initialize', 400);
+    await until(() => server.filter({ rpc: 'initialize' }).length === 2, 'a second initialize', 800);
   });
 });
 

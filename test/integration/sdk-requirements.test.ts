@@ -540,7 +540,7 @@ describe('SDK client-transport requirements', { timeout: 15_000 }, () => {
         },
       });
 
-      await until(() => gets.length === 3, 'the reconnects', 300);
+      await until(() => gets.length === 3, 'the reconnects', 1_200);
       // R5: maxRetries + 1 GETs before giving up (the first, then one per retry); G5: then it waits at the ceiling.
       await until(() => standaloneIn(transport, 'degraded'), 'the retry budget to be spent');
       expect(gets[1]! - cutAt).toBeGreaterThanOrEqual(100 - 25);

@@ -130,8 +130,12 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Waits (bounded) until `condition` holds; throws with `what` if it never does. */
-export async function until(condition: () => boolean, what: string, tries = 200): Promise<void> {
+/**
+ * Waits (bounded) until `condition` holds; throws with `what` if it never does. The bound is a
+ * guard against a hang, not a timing: it only ends a wait that failed, so it is generous (a loaded
+ * machine, a CLI process started through tsx, takes seconds where a quiet one takes milliseconds).
+ */
+export async function until(condition: () => boolean, what: string, tries = 800): Promise<void> {
   for (let i = 0; i < tries; i++) {
     if (condition()) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
