@@ -24,6 +24,12 @@ export interface HttpResponse {
   readonly chunks?: ChunkSource | undefined;
   readonly bodyUsed: boolean;
   text(): Promise<string>;
+  /**
+   * Issue 44: the exchange has read every field it reads (a held event stream's answer, once
+   * classified): an answer that keeps its head for a session's life may let its fields go. Later
+   * reads of `headers` then throw (they never answer from fields no longer kept).
+   */
+  fieldsRead?(): void;
 }
 
 /**

@@ -345,6 +345,9 @@ export async function openEventStream(
   const streamBody = response.ok && type === 'text/event-stream' ? bodyOf(response) : null;
   if (streamBody !== null) {
     exchange.detach();
+    // Issue 44: nothing here or above reads this answer's fields again (cookies, DPoP's nonce and a
+    // redirect were read before it came back); an answer held for the session's life lets them go.
+    response.fieldsRead?.();
     return { kind: 'sse', stream: { body: streamBody, release: exchange.release } };
   }
   try {
