@@ -96,7 +96,11 @@ function traced<R extends PostResult | GetResult>(request: Promise<R>, attempt: 
   );
 }
 
-/** A stream's reader: what it reads is told to `report` (its chart). */
+/**
+ * A stream's reader: what it reads is told to `report` (its chart). The telemetry, when there is
+ * one, is attached before the chart starts (`loadTelemetry` runs before `begin()`), so without it
+ * the reader reports straight to `report` and keeps no closure over its input (issue 44).
+ */
 function startReader(io: TransportIo, input: ReadStreamInput, report: (event: StreamReaderEvent) => void): StreamReader {
   // One literal, not a spread of `input`: the reader keeps it for the stream's life (bench/README.md, "Code shapes").
   const options = {
@@ -109,20 +113,46 @@ function startReader(io: TransportIo, input: ReadStreamInput, report: (event: St
     sink: io.sink,
     maxMessageBytes: io.options.maxMessageBytes,
   };
+  const telemetry = io.telemetry;
+  if (telemetry === undefined) return readEventStream(options, report);
+  const { stream } = input;
   return readEventStream(options, (event: StreamReaderEvent) => {
-    if (event.type === 'stream.ended' && io.telemetry !== undefined) io.telemetry.streamEnded(input.stream, event.end.error);
+    if (event.type === 'stream.ended') telemetry.streamEnded(stream, event.end.error);
     report(event);
   });
 }
 
-/** The standalone stream's reader while it listens, by the stream's actor, and the watch that stops it with that actor. */
-const standaloneReaders = new WeakMap<object, { reader: StreamReader; watch: Subscription }>();
+/**
+ * The standalone stream's reader while it listens, held by the stream's actor, and the watch that
+ * stops it with that actor: one object, its observer methods on the prototype (issue 44: a held
+ * session kept two closures, their context and the reader's input here).
+ */
+class StandaloneReading {
+  watch: Subscription | undefined = undefined;
+  constructor(
+    private readonly self: object,
+    readonly reader: StreamReader,
+  ) {}
+
+  /** The stream's actor completed (stopped from outside, where no exit action runs): the reader stops with it. */
+  complete(): void {
+    stopStandaloneReader(this.self);
+  }
+
+  /** The stream's actor failed: the reader stops with it. */
+  error(): void {
+    stopStandaloneReader(this.self);
+  }
+}
+
+/** The standalone stream's reader while it listens, by the stream's actor. */
+const standaloneReaders = new WeakMap<object, StandaloneReading>();
 
 function stopStandaloneReader(self: object): void {
   const held = standaloneReaders.get(self);
   if (held === undefined) return;
   standaloneReaders.delete(self);
-  held.watch.unsubscribe();
+  held.watch?.unsubscribe();
   held.reader.stop();
 }
 
@@ -134,13 +164,10 @@ function stopStandaloneReader(self: object): void {
 export const standaloneReaderActions = {
   startReading: ({ self, system }: { self: ActorRef<Snapshot<unknown>, StreamReaderEvent>; system: object }, input: ReadStreamInput) => {
     stopStandaloneReader(self);
-    const reader = startReader(ioOf(system), input, (event) => {
-      self.send(event);
-    });
-    const stop = () => {
-      stopStandaloneReader(self);
-    };
-    standaloneReaders.set(self, { reader, watch: self.subscribe({ complete: stop, error: stop }) });
+    // `self.send` is bound to its actor by xstate: no closure of ours per stream.
+    const reading = new StandaloneReading(self, startReader(ioOf(system), input, self.send));
+    standaloneReaders.set(self, reading);
+    reading.watch = self.subscribe(reading);
   },
   stopReading: ({ self }: { self: object }) => {
     stopStandaloneReader(self);

@@ -94,6 +94,54 @@ export class StreamableHTTPClientTransport {
   /** O1: the loaded telemetry; undefined without the option, which is one check per send and per delivery. */
   private telemetry: Telemetry | undefined;
 
+  /**
+   * What the charts deliver to and warn through (the transport's `onmessage` and `onerror`), and
+   * the observer of its actor: one object, its methods on a shared prototype, reading the
+   * transport's own fields, not four closures per transport (issue 44).
+   */
+  private static readonly Sink = class implements MessageSink {
+    constructor(private readonly transport: StreamableHTTPClientTransport) {}
+
+    /** A handler that throws must not stop the chart that delivered to it: it is told through onerror. */
+    deliver(message: JSONRPCMessage): void {
+      const transport = this.transport;
+      if (transport.telemetry !== undefined) transport.telemetry.delivered(message);
+      try {
+        transport.onmessage?.(message);
+      } catch (error) {
+        // U12: the host's own error, as the SDK's transports pass it (a thrown non-Error is wrapped, its value in `cause`).
+        transport.onerror?.(
+          error instanceof Error ? error : new McpTransportError('onmessage threw while handling a message', { cause: error }),
+        );
+      }
+    }
+
+    /** One channel for warnings: the chart emits them (an inspector sees each), `onerror` hears them. */
+    warn(error: Error, once?: string): void {
+      const transport = this.transport;
+      if (transport.actor.getSnapshot().status === 'active') transport.actor.send({ type: 'warning', error, once });
+      else transport.onerror?.(error);
+    }
+
+    /**
+     * A fault inside the chart stopped its actor: end every request, say so once, and close, so
+     * that no call and no close() is left waiting on an actor that will never answer.
+     */
+    error(cause: unknown): void {
+      const transport = this.transport;
+      const error = new TransportFailedError('internal error in the transport chart', { cause });
+      transport.endDirectCalls(error, false);
+      transport.http.end();
+      transport.onerror?.(error);
+      transport.onclose?.();
+    }
+
+    /** Stopped from outside (actor.stop(), not closed through the chart): no direct call is left waiting. */
+    complete(): void {
+      this.transport.endDirectCalls(undefined, false);
+    }
+  };
+
   constructor(url: URL | string, options: StreamableHTTPClientTransportOptions = {}) {
     // U9: every option's shape first, so a bad one is named before anything starts.
     checkOptions(options);
@@ -133,25 +181,7 @@ export class StreamableHTTPClientTransport {
         this.resent(cause, body);
       },
     });
-    const sink: MessageSink = {
-      // A handler that throws must not stop the chart that delivered to it: it is told through onerror.
-      deliver: (message) => {
-        if (this.telemetry !== undefined) this.telemetry.delivered(message);
-        try {
-          this.onmessage?.(message);
-        } catch (error) {
-          // U12: the host's own error, as the SDK's transports pass it (a thrown non-Error is wrapped, its value in `cause`).
-          this.onerror?.(
-            error instanceof Error ? error : new McpTransportError('onmessage threw while handling a message', { cause: error }),
-          );
-        }
-      },
-      // One channel for warnings: the chart emits them (an inspector sees each), `onerror` hears them.
-      warn: (error, once) => {
-        if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'warning', error, once });
-        else this.onerror?.(error);
-      },
-    };
+    const sink = new StreamableHTTPClientTransport.Sink(this);
     const exchangeOptions = resolveExchangeOptions(options, chartOptions);
     const io: TransportIo = {
       http: this.http,
@@ -172,28 +202,16 @@ export class StreamableHTTPClientTransport {
     });
     attachIo(this.actor.system, io);
     const system = this.actor.system;
-    const inspectRaw = system.inspect.bind(system);
+    // xstate's `inspect` is an arrow over its system's observers: called unbound, as it is here (no bound copy per transport).
+    const inspectRaw = system.inspect;
     system.inspect = (observer) => inspectRaw(redactingObserver(observer));
     // One listener for everything the chart emits, not one per event type (bench/README.md, "Code shapes"): what
     // `onerror` and `onclose` hear.
     this.actor.on('*', (event) => {
       this.heard(event);
     });
-    // A fault inside the chart stops its actor: end every request, say so once, and close, so
-    // that no call and no close() is left waiting on an actor that will never answer.
-    this.actor.subscribe({
-      error: (cause: unknown) => {
-        const error = new TransportFailedError('internal error in the transport chart', { cause });
-        this.endDirectCalls(error, false);
-        this.http.end();
-        this.onerror?.(error);
-        this.onclose?.();
-      },
-      // Stopped from outside (actor.stop(), not closed through the chart): no direct call is left waiting.
-      complete: () => {
-        this.endDirectCalls(undefined, false);
-      },
-    });
+    // A fault inside the chart stops its actor (`sink.error`), or it is stopped from outside (`sink.complete`).
+    this.actor.subscribe(sink);
     this.actor.start();
   }
 
@@ -266,19 +284,24 @@ export class StreamableHTTPClientTransport {
       const telemetry = this.telemetry;
       return telemetry === undefined || !telemetry.enabled()
         ? this.dispatchAll(message, options)
-        : telemetry.traced(message, options, this.actor.getSnapshot().context, this.dispatchEither);
+        : telemetry.traced(message, options, this.actor.getSnapshot().context, (traced, tracedOptions) =>
+            this.dispatchEither(traced, tracedOptions),
+          );
     }
     const invalid = invalidMessage(message);
     if (invalid) return Promise.reject(invalid);
     const telemetry = this.telemetry;
     return telemetry === undefined || !telemetry.enabled()
       ? this.dispatch(message, options)
-      : telemetry.traced(message, options, this.actor.getSnapshot().context, this.dispatchEither);
+      : telemetry.traced(message, options, this.actor.getSnapshot().context, (traced, tracedOptions) =>
+          this.dispatchEither(traced, tracedOptions),
+        );
   }
 
   /** What a traced send() sends with (O1): one message, or a list as `dispatchAll` sends it. */
-  private readonly dispatchEither = (message: JSONRPCMessage | JSONRPCMessage[], options: SendOptions | undefined): Promise<void> =>
-    Array.isArray(message) ? this.dispatchAll(message, options) : this.dispatch(message, options);
+  private dispatchEither(message: JSONRPCMessage | JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {
+    return Array.isArray(message) ? this.dispatchAll(message, options) : this.dispatch(message, options);
+  }
 
   /** A list: one batch POST where the protocol revision allows it (H1), else each on its own. */
   private dispatchAll(messages: JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {

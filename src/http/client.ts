@@ -1,5 +1,5 @@
 import { InvalidOptionsError, TransportClosedError } from '../../machines/errors.js';
-import type { ChunkSource } from '../../machines/types.js';
+import type { ChunkSource, OpenStream, ResponseBody } from '../../machines/types.js';
 import { discardBody } from './body.js';
 import type { BaseHeaders } from './headers.js';
 import type { DpopOption, DpopSessionLike } from './dpop-option.js';
@@ -24,6 +24,12 @@ export interface HttpResponse {
   readonly chunks?: ChunkSource | undefined;
   readonly bodyUsed: boolean;
   text(): Promise<string>;
+  /**
+   * Issue 44: the exchange has read every field it reads (a held event stream's answer, once
+   * classified): an answer that keeps its head for a session's life may let its fields go. Later
+   * reads of `headers` then throw (they never answer from fields no longer kept).
+   */
+  fieldsRead?(): void;
 }
 
 /**
@@ -236,11 +242,71 @@ export function redirectTarget(response: HttpResponse, from: URL): URL | undefin
 export interface Exchange {
   response: HttpResponse;
   /** The request is finished with: unlink it (its body was read or cancelled). */
-  readonly release: () => void;
+  release(): void;
   /** Stop it now: the underlying fetch and body are aborted. */
-  readonly abort: () => void;
+  abort(): void;
   /** Hands it to a new owner (a stream reader): the calling actor's signal no longer aborts it, nor is it kept. */
-  readonly detach: () => void;
+  detach(): void;
+  /** An event-stream body handed on (a reader's `OpenStream`): releasing it releases this exchange. */
+  stream(body: ResponseBody): OpenStream;
+}
+
+/**
+ * One request's exchange (H10): its link to the lifetime's requests and to the calling actor's
+ * signal (an EventListener object: `handleEvent`). Methods on the prototype, not three closures
+ * over one context per request, which a held stream kept for the session's life (issue 44).
+ */
+class LinkedExchange implements Exchange {
+  response!: HttpResponse;
+  private settled = false;
+  constructor(
+    private readonly control: RequestControl,
+    private readonly inFlight: Set<RequestControl>,
+    /** Dropped once detached: a held stream would otherwise keep its finished actor's signal alive. */
+    private signal: AbortSignal | undefined,
+  ) {}
+
+  release(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.inFlight.delete(this.control);
+    this.detach();
+  }
+
+  abort(): void {
+    if (this.settled) return;
+    this.release();
+    this.control.abort();
+  }
+
+  detach(): void {
+    this.signal?.removeEventListener('abort', this);
+    this.signal = undefined;
+  }
+
+  /** The calling actor's signal aborted. */
+  handleEvent(): void {
+    this.abort();
+  }
+
+  stream(body: ResponseBody): OpenStream {
+    return new ExchangeStream(body, this);
+  }
+}
+
+/** An event-stream body and the exchange it came with (`OpenStream`); the exchange is private, so an inspector sees only the body. */
+class ExchangeStream implements OpenStream {
+  readonly #exchange: Exchange;
+  constructor(
+    readonly body: ResponseBody,
+    exchange: Exchange,
+  ) {
+    this.#exchange = exchange;
+  }
+
+  release(): void {
+    this.#exchange.release();
+  }
 }
 
 /**
@@ -336,29 +402,11 @@ export class HttpClient {
     if (this.ended) throw new TransportClosedError('transport closed');
     const control = spec.control ?? new RequestControl();
     control.resent = this.config.resent;
-    const inFlight = this.inFlight;
-    inFlight.add(control);
-    // Dropped once detached: a held stream would otherwise keep its finished actor's signal alive.
-    let signal = spec.signal;
-    let settled = false;
-    const detach = () => {
-      signal?.removeEventListener('abort', abort);
-      signal = undefined;
-    };
-    const release = () => {
-      if (settled) return;
-      settled = true;
-      inFlight.delete(control);
-      detach();
-    };
-    const abort = () => {
-      if (settled) return;
-      release();
-      control.abort();
-    };
-    if (signal !== undefined) {
-      signal.addEventListener('abort', abort, { once: true });
-      if (signal.aborted) abort();
+    this.inFlight.add(control);
+    const exchange = new LinkedExchange(control, this.inFlight, spec.signal);
+    if (spec.signal !== undefined) {
+      spec.signal.addEventListener('abort', exchange, { once: true });
+      if (spec.signal.aborted) exchange.abort();
     }
     try {
       const headers = this.headersFor(spec);
@@ -376,9 +424,10 @@ export class HttpClient {
       if (follows) init.redirect = 'manual';
       let response = await send(url, init, control);
       if (follows && isRedirectStatus(response.status)) response = await this.follow(url, response, 0, init, send, control);
-      return { response, release, abort, detach };
+      exchange.response = response;
+      return exchange;
     } catch (error) {
-      release();
+      exchange.release();
       throw error;
     }
   }

@@ -213,7 +213,7 @@ export async function postMessage(
     if (body !== null) {
       exchange.detach();
       handedOff = true;
-      return { kind: 'sse', sessionId, stream: { body, release: exchange.release } };
+      return { kind: 'sse', sessionId, stream: exchange.stream(body) };
     }
     if (type === 'application/json') {
       const text = await jsonBodyText(response, options.maxMessageBytes);
@@ -345,7 +345,10 @@ export async function openEventStream(
   const streamBody = response.ok && type === 'text/event-stream' ? bodyOf(response) : null;
   if (streamBody !== null) {
     exchange.detach();
-    return { kind: 'sse', stream: { body: streamBody, release: exchange.release } };
+    // Issue 44: nothing here or above reads this answer's fields again (cookies, DPoP's nonce and a
+    // redirect were read before it came back); an answer held for the session's life lets them go.
+    response.fieldsRead?.();
+    return { kind: 'sse', stream: exchange.stream(streamBody) };
   }
   try {
     // G2: a 405 needs no reading: its body is cancelled.

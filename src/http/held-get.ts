@@ -70,6 +70,16 @@ class HeadHeaders {
 
 const noFields = new HeadHeaders('');
 
+/** The fields of an answer that let them go (`fieldsRead`): read again, they throw rather than answer as if absent. */
+const releasedFields = {
+  get(name: string): string | null {
+    throw new Error(`the held GET's header fields were let go once read; '${name}' was asked for afterwards`);
+  },
+  getSetCookie(): string[] {
+    throw new Error("the held GET's header fields were let go once read; 'set-cookie' was asked for afterwards");
+  },
+};
+
 /** Where the reader is in the answer. */
 const enum Phase {
   Head,
@@ -113,7 +123,7 @@ export class HeldResponse implements HttpResponse, ChunkSource {
   status = 0;
   statusText = '';
   ok = false;
-  headers: HeadHeaders = noFields;
+  headers: { get(name: string): string | null; getSetCookie(): string[] } = noFields;
   bodyUsed = false;
   private phase = Phase.Head;
   /** Bytes of the head (or a chunk-size or trailer line) not yet complete; body bytes read before `read()`. */
@@ -233,6 +243,11 @@ export class HeldResponse implements HttpResponse, ChunkSource {
       },
     });
     return this.stream;
+  }
+
+  /** Issue 44: the exchange read every field it reads (a held event stream): the head's string is let go. */
+  fieldsRead(): void {
+    this.headers = releasedFields;
   }
 
   text(): Promise<string> {

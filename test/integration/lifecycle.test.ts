@@ -16,6 +16,7 @@ import {
   SessionExpiredError,
   StreamableHTTPClientTransport,
   StreamableHTTPError,
+  TransportFailedError,
   type ConnectionEmitted,
   type FetchLike,
   type StreamableHTTPClientTransportOptions,
@@ -616,5 +617,24 @@ describe('session IDs against a scripted server', { timeout: 5_000 }, () => {
     expect(server.requests.some((r) => r.headers['mcp-session-id'] === bad)).toBe(false);
     expect(server.scriptErrors).toEqual([]);
     expect(transport.actor.getSnapshot().hasTag('connected')).toBe(true);
+  });
+});
+
+describe('F4. A fault inside the chart itself', () => {
+  it('F4, F6: a fault inside the chart (an event it cannot handle) fails the transport once: onerror hears a TransportFailedError with the fault as cause, onclose once, and send() then rejects', async () => {
+    const transport = new StreamableHTTPClientTransport('http://127.0.0.1:1/mcp');
+    transports.push(transport);
+    const heard: unknown[] = [];
+    transport.onerror = (error) => heard.push(error);
+    transport.onclose = () => heard.push('close');
+    // A `send` without its message or ticket: no caller can make one; it makes an action throw.
+    transport.actor.send({ type: 'send' } as never);
+    expect(transport.actor.getSnapshot().status).toBe('error');
+    expect(heard).toHaveLength(2);
+    expect(heard[0]).toBeInstanceOf(TransportFailedError);
+    expect((heard[0] as Error).message).toBe('internal error in the transport chart');
+    expect((heard[0] as Error).cause).toBeInstanceOf(Error);
+    expect(heard[1]).toBe('close');
+    await expect(transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' })).rejects.toBeInstanceOf(TransportFailedError);
   });
 });

@@ -134,6 +134,22 @@ describe('H11: the held GET reads an answer as fetch would', () => {
     expect(response.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
   });
 
+  it('H11: once the exchange read its fields (fieldsRead, a held event stream), they are let go: a later read throws, never answers as absent; the body reads on', async () => {
+    const { port } = await answering((socket) => {
+      inPieces(socket, [
+        'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nMcp-Session-Id: s1\r\nTransfer-Encoding: chunked\r\n\r\n',
+        '7\r\ndata: 1\r\n',
+        '0\r\n\r\n',
+      ]);
+    });
+    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    expect(response.headers.get('mcp-session-id')).toBe('s1');
+    response.fieldsRead?.();
+    expect(() => response.headers.get('mcp-session-id')).toThrow(/let go once read; 'mcp-session-id'/);
+    expect(() => response.headers.getSetCookie?.()).toThrow(/let go once read/);
+    expect(await bodyOf(response)).toEqual({ text: 'data: 1' });
+  });
+
   it('H11: a body with neither length nor chunks ends when the server closes; an interim 103 before it is skipped', async () => {
     const { port } = await answering((socket) => {
       inPieces(socket, ['HTTP/1.1 103 Early Hints\r\nLink: x\r\n\r\nHTTP/1.1 200 OK\r\n', '\r\nevent: a\n', 'data: 1\n\n'], 'end');
