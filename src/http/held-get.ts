@@ -193,12 +193,14 @@ export class HeldResponse implements HttpResponse, ChunkSource {
     // Never from inside `read()`: as node:http's answer does, the body is delivered from a later
     // turn, so a reader may use the handle `read()` returns (to cancel, to arm a timer) before its
     // first chunk or its end (a body that came whole with the head would otherwise end at once).
-    queueMicrotask(this.begin);
+    queueMicrotask(() => {
+      this.begin();
+    });
     return this;
   }
 
-  /** The reading begins: bytes read with the head go through the framing, then the socket resumes. */
-  private readonly begin = (): void => {
+  /** The reading begins: bytes read with the head go through the framing, then the socket resumes (a method: no closure kept per held stream). */
+  private begin(): void {
     const reader = this.reader;
     if (reader === undefined) return;
     const early = this.pending;
@@ -209,7 +211,7 @@ export class HeldResponse implements HttpResponse, ChunkSource {
       this.reader = undefined;
       reader.fail(this.failure);
     } else if (this.reader !== undefined) this.socket.resume();
-  };
+  }
 
   /** Stops reading: a held GET's connection is not reused, so it is closed. */
   cancel(): void {

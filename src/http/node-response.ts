@@ -57,12 +57,11 @@ function decodedBody(res: IncomingMessage, method: string, zlib: typeof Zlib | u
   const header = rawHeader(res.rawHeaders, 'content-encoding') ?? undefined;
   const status = res.statusCode ?? 0;
   if (header === undefined || zlib === undefined || method === 'HEAD' || [101, 204, 205, 304].includes(status)) return res;
-  const codings = codingsOf(header);
-  if (codings === undefined) return res;
+  // Every decoder made before any is piped: a coding with none leaves the body as sent, untouched.
+  const decoders = codingsOf(header)?.map((coding) => decoder(zlib, coding));
+  if (decoders === undefined || decoders.includes(undefined)) return res;
   let out: Readable = res;
-  for (const coding of codings) {
-    const d = decoder(zlib, coding);
-    if (d === undefined) return res;
+  for (const d of decoders as (Zlib.Gunzip | Zlib.Inflate | Zlib.BrotliDecompress)[]) {
     const from = out;
     from.on('error', (error) => {
       d.destroy(error);

@@ -104,6 +104,17 @@ const getSpec = (signal: AbortSignal | undefined) =>
     control: undefined,
   }) as const;
 
+/** A GET exchange whose answer has come, then detached (as a held stream's is). */
+async function detachedExchange(signal: AbortSignal | undefined) {
+  const { http, controls, answer } = clientWithHeldAnswers();
+  const pending = http.request(getSpec(signal));
+  await Promise.resolve();
+  answer();
+  const exchange = await pending;
+  exchange.detach();
+  return { http, controls, exchange };
+}
+
 describe('H10. An exchange and the calling actor signal', () => {
   it('H10: the calling signal aborted while the request is under way aborts its handle', async () => {
     const { http, controls } = clientWithHeldAnswers();
@@ -117,13 +128,8 @@ describe('H10. An exchange and the calling actor signal', () => {
   });
 
   it('H10: once detached (a held stream), the calling signal no longer aborts it; its stream handle releases it, so ending the lifetime does not abort it', async () => {
-    const { http, controls, answer } = clientWithHeldAnswers();
     const caller = new AbortController();
-    const pending = http.request(getSpec(caller.signal));
-    await Promise.resolve();
-    answer();
-    const exchange = await pending;
-    exchange.detach();
+    const { http, controls, exchange } = await detachedExchange(caller.signal);
     caller.abort();
     expect(controls[0]?.aborted).toBe(false);
     const stream = exchange.stream(new ReadableStream<Uint8Array>());
@@ -134,12 +140,7 @@ describe('H10. An exchange and the calling actor signal', () => {
   });
 
   it('H10: a request still held (not released) is aborted when the lifetime ends', async () => {
-    const { http, controls, answer } = clientWithHeldAnswers();
-    const pending = http.request(getSpec(undefined));
-    await Promise.resolve();
-    answer();
-    const exchange = await pending;
-    exchange.detach();
+    const { http, controls } = await detachedExchange(undefined);
     http.end();
     expect(controls[0]?.aborted).toBe(true);
   });
