@@ -48,7 +48,9 @@ export type StandaloneStreamReport =
    */
   | { type: 'standalone.waiting'; error: Error | undefined; spent: boolean }
   /** W6: the stream is open (again). */
-  | { type: 'standalone.listening' };
+  | { type: 'standalone.listening' }
+  /** G2: the server refused the GET (no stream offered): said once the chart knows the session is not closing (F1). */
+  | { type: 'warning'; error: Error; once?: undefined };
 
 export interface StandaloneStreamContext extends StandaloneStreamInput, WaitContext {
   stream: OpenStream | undefined;
@@ -153,6 +155,17 @@ const standaloneStreamSetup = setup({
       spent: context.attempt > context.options.reconnection.maxRetries,
     })),
     reportListening: sendParent((): StandaloneStreamReport => ({ type: 'standalone.listening' })),
+    /**
+     * G2: why the server offers no stream (a refusal, a content type that is no stream), told by
+     * the chart: a GET let finish while the session closes (F1) was refused by a server that had
+     * already ended the session, which is no news.
+     */
+    reportRefusal: enqueueActions(({ enqueue }, params: { result: GetResult }) => {
+      if (params.result.kind === 'unsupported' && params.result.warning !== undefined) {
+        const report: StandaloneStreamReport = { type: 'warning', error: params.result.warning };
+        enqueue.sendParent(report);
+      }
+    }),
     countAttempt: assign({ attempt: ({ context }) => context.attempt + 1 }),
     adoptStream: assign((_, params: { result: GetResult }) =>
       params.result.kind === 'sse' ? { stream: params.result.stream, established: true } : {},
@@ -235,7 +248,9 @@ export const standaloneStreamMachine = standaloneStreamSetup.createMachine({
             target: 'listening',
             actions: { type: 'adoptStream', params: streamResult },
           },
-          { target: 'unsupported' },
+          // F1: the session is closing; a GET it let finish that found no stream just ends.
+          { guard: stateIn('#standaloneStream.opening.windingDown'), target: 'gone' },
+          { target: 'unsupported', actions: { type: 'reportRefusal', params: streamResult } },
         ],
         onError: [
           { guard: stateIn('#standaloneStream.opening.windingDown'), target: 'gone' },

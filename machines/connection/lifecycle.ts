@@ -50,7 +50,6 @@ export const lifecycleActions = actions({
     assertEvent(event, 'protocolVersion.set');
     return versionFields(event.version);
   }),
-  /** Warnings of the host's I/O leave through the same channel as the chart's own. */
   /** Warnings of the host's I/O leave through the same channel as the chart's own; one with a `once` key only the first time. */
   emitWarning: enqueueActions(({ context, event, enqueue }) => {
     assertEvent(event, 'warning');

@@ -362,7 +362,7 @@ export async function openEventStream(
     const warning = response.ok
       ? new ProtocolError(`GET stream answered with ${type ? `content type "${type}"` : 'no content type'}; no server stream`)
       : statusError(exchange, 'GET stream refused', body, false, http.url);
-    sink.warn(warning);
+    // The chart says it (G2), unless the session is closing (F1).
     return { kind: 'unsupported', status: response.status, warning };
   } finally {
     finish(exchange);

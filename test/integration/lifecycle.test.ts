@@ -424,6 +424,24 @@ describe('close()', { timeout: 15_000 }, () => {
     expect(childrenOf(transport)).toEqual([]);
   });
 
+  it('F1, G2: a first standalone GET still opening at close() and answered 404 once the DELETE has ended the session is no warning: onerror hears nothing', async () => {
+    const server = await scripted({ standalone: true });
+    // The GET the session opens is held; the DELETE (answered at once) overtakes it, as it does
+    // when the GET's socket is slower than the pooled one the DELETE goes out on.
+    server.on({ http: 'GET' }, { hang: true }, 1);
+    const { transport, errors } = await connectClient(server.url);
+    const get = await server.waitFor({ http: 'GET' });
+    const closing = transport.close();
+    await server.waitFor({ http: 'DELETE' });
+    server.answer(get, { status: 404, body: '{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}' });
+    await closing;
+    await until(() => get.state === 'done', 'the GET answered');
+
+    expect(transport.actor.getSnapshot().hasTag('closed')).toBe(true);
+    expect(childrenOf(transport)).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
   it('F2: a child process that connects, calls and closes exits by itself', async () => {
     const server = await serve({ sse: true });
     const child = spawn(process.execPath, ['--import', 'tsx', childScript, server.url.href], {

@@ -156,7 +156,6 @@ export const standaloneModel = setup({
     /** F1: the session is closing (the GET still opening is let finish; the stream being read drains). */
     isClosing: ({ context }) => context.closing,
     notClosing: ({ context }) => !context.closing,
-    closingEstablished: ({ context }) => context.closing && context.established,
     withinBudget: ({ context }) => context.attempt <= context.config.maxRetries,
   },
   actions: {
@@ -195,15 +194,22 @@ export const standaloneModel = setup({
           { target: 'listening', actions: 'adoptStream' },
         ],
         // G2: after the stream was open, a 404 says the session is gone; on the first GET, no GET route.
+        // F1: a GET let finish at close that found no stream just ends it, with no warning (the
+        // DELETE may have overtaken it, and the server then answers 404 to a session it has ended).
         'get.404': [
-          // the GET let finish at close: its failure just ends the stream
-          { guard: 'closingEstablished', target: 'gone', actions: 'released' },
+          { guard: 'isClosing', target: 'gone', actions: 'released' },
           { guard: 'established', target: 'gone', actions: 'released' },
           { target: 'unsupported', actions: 'released' },
         ],
-        'get.405': { target: 'unsupported', actions: 'released' },
+        'get.405': [
+          { guard: 'isClosing', target: 'gone', actions: 'released' },
+          { target: 'unsupported', actions: 'released' },
+        ],
         // Not an authorizing transport: a refusal (with a warning), like 405.
-        'get.401': { target: 'unsupported', actions: 'released' },
+        'get.401': [
+          { guard: 'isClosing', target: 'gone', actions: 'released' },
+          { target: 'unsupported', actions: 'released' },
+        ],
         'get.500': [
           { guard: 'isClosing', target: 'gone', actions: 'released' },
           { target: 'retrying', actions: 'failedAttempt' },
