@@ -102,9 +102,74 @@ function terminated(cause: unknown): TypeError {
 const ignore = (): void => undefined;
 
 /**
- * Sends the GET `head` to `host:port` on a connection of its own and answers as fetch would: the
- * promise settles with the answer once its head is read, or fails with fetch's
- * TypeError('fetch failed') (or the abort's reason).
+ * P4, issue 44: the connections of held GETs whose answers ended as framed, kept for the next
+ * held GET to the same `host:port` (a short session's GET, refused or ended, is otherwise a new
+ * TCP connection, a TLS handshake where there is TLS, per session). At most `maxIdlePerOrigin`
+ * per origin; an idle one is unref'd (it keeps no process alive) and closed after `idleMs`, as
+ * the agents close theirs, before Node's server default of 5 s closes it under a request. One
+ * that errors, closes or is written to while idle is dropped.
+ */
+const idleSockets = new Map<string, Socket[]>();
+const maxIdlePerOrigin = 4;
+const idleMs = 4_000;
+
+/** An idle socket's end (error, close, its idle time out, bytes no request asked for): out of the list, closed. Shared: no closure per socket. */
+function idleGone(this: Socket): void {
+  for (const [origin, sockets] of idleSockets) {
+    const at = sockets.indexOf(this);
+    if (at === -1) continue;
+    sockets.splice(at, 1);
+    if (sockets.length === 0) idleSockets.delete(origin);
+    break;
+  }
+  this.destroy();
+}
+
+/** Keeps `socket` (its answer ended as framed; no listener of a response left on it) for the next held GET to `origin`, or closes it. */
+function keepIdle(origin: string, socket: Socket): void {
+  const sockets = idleSockets.get(origin) ?? [];
+  if (sockets.length >= maxIdlePerOrigin || socket.destroyed) {
+    socket.destroy();
+    return;
+  }
+  sockets.push(socket);
+  idleSockets.set(origin, sockets);
+  socket.on('error', idleGone);
+  socket.on('close', idleGone);
+  socket.on('timeout', idleGone);
+  socket.on('data', idleGone);
+  socket.setTimeout(idleMs);
+  socket.unref();
+  // Read while idle: the server's close (its end) and any byte it sends drop the connection at once.
+  socket.resume();
+}
+
+/** The most recently idle socket kept for `origin`, taken out of the list and made a request's again; undefined when none. */
+function takeIdle(origin: string): Socket | undefined {
+  const sockets = idleSockets.get(origin);
+  const socket = sockets?.pop();
+  if (sockets?.length === 0) idleSockets.delete(origin);
+  if (socket === undefined) return undefined;
+  socket.off('error', idleGone);
+  socket.off('close', idleGone);
+  socket.off('timeout', idleGone);
+  socket.off('data', idleGone);
+  socket.setTimeout(0);
+  socket.ref();
+  return socket;
+}
+
+/** How many sockets are kept idle for `host:port` (tests read it). */
+export function idleHeldSockets(host: string, port: number): number {
+  return idleSockets.get(`${host}:${port}`)?.length ?? 0;
+}
+
+/**
+ * Sends the GET `head` to `host:port`, on a connection a held GET before it left idle or on one
+ * of its own, and answers as fetch would: the promise settles with the answer once its head is
+ * read, or fails with fetch's TypeError('fetch failed') (or the abort's reason). A kept
+ * connection that fails or closes before any byte of the answer (the server closed it as it
+ * went idle) is replaced once by a new one: the GET is sent again there.
  */
 export function heldGet(host: string, port: number, head: string, signal: AbortSource): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
@@ -112,8 +177,11 @@ export function heldGet(host: string, port: number, head: string, signal: AbortS
       reject(abortReason(signal));
       return;
     }
-    const socket = createConnection({ host, port, noDelay: true });
-    new HeldResponse(socket, signal, resolve, reject).send(head);
+    const origin = `${host}:${port}`;
+    const kept = takeIdle(origin);
+    const response = new HeldResponse(kept ?? createConnection({ host, port, noDelay: true }), origin, signal, resolve, reject);
+    if (kept !== undefined) response.retryOnce(host, port, head);
+    response.send(head);
   });
 }
 
@@ -137,9 +205,16 @@ export class HeldResponse implements HttpResponse, ChunkSource {
   private ended = false;
   private failure: unknown;
   private stream: ReadableStream<Uint8Array> | undefined;
+  /** The answer may leave its connection for the next held GET: HTTP/1.1, no `Connection: close`. */
+  private reusable = false;
+  /** The connection is no longer this answer's (kept idle for another, or closed): nothing here touches it again. */
+  private released = false;
+  /** While a kept connection has given no byte: where to send the GET again, once, if it fails. */
+  private retry: { host: string; port: number; head: string } | undefined;
 
   constructor(
-    private readonly socket: Socket,
+    private socket: Socket,
+    private readonly origin: string,
     private readonly signal: AbortSource,
     resolve: (response: HttpResponse) => void,
     reject: (reason: unknown) => void,
@@ -147,19 +222,24 @@ export class HeldResponse implements HttpResponse, ChunkSource {
     this.settle = resolve;
     this.refuse = reject;
     signal.onAbort(this.onAbort);
-    socket.on('data', (data: Buffer) => {
-      this.take(data);
-    });
-    // Once the body is framed to its end, the socket's close is not the body's business.
-    socket.on('error', (error: Error) => {
-      if (this.phase !== Phase.Done) this.cut(error);
-    });
-    // No 'end' listener (one closure less per held stream): the server's end closes the socket.
-    socket.on('close', () => {
-      if (this.phase === Phase.ToClose && this.failure === undefined) this.finish();
-      else if (this.phase !== Phase.Done) this.cut(new Error('other side closed'));
-      this.signal.offAbort(this.onAbort);
-    });
+    this.listen(socket);
+  }
+
+  private listen(socket: Socket): void {
+    socket.on('data', this.onData);
+    socket.on('error', this.onError);
+    socket.on('close', this.onClose);
+  }
+
+  private unlisten(socket: Socket): void {
+    socket.off('data', this.onData);
+    socket.off('error', this.onError);
+    socket.off('close', this.onClose);
+  }
+
+  /** The connection was kept from an earlier GET: if it fails before any byte, the GET goes again on a new one. */
+  retryOnce(host: string, port: number, head: string): void {
+    this.retry = { host, port, head };
   }
 
   /** Writes the request's head. */
@@ -167,9 +247,33 @@ export class HeldResponse implements HttpResponse, ChunkSource {
     this.socket.write(head, 'latin1');
   }
 
+  private readonly onData = (data: Buffer): void => {
+    this.retry = undefined;
+    this.take(data);
+  };
+
+  // Once the body is framed to its end, the socket's close is not the body's business.
+  private readonly onError = (error: Error): void => {
+    if (this.phase !== Phase.Done) this.cut(error);
+  };
+
+  // No 'end' listener (one closure less per held stream): the server's end closes the socket.
+  private readonly onClose = (): void => {
+    if (this.phase === Phase.ToClose && this.failure === undefined) this.finish();
+    else if (this.phase !== Phase.Done) this.cut(new Error('other side closed'));
+    this.signal.offAbort(this.onAbort);
+  };
+
   private readonly onAbort = (): void => {
     this.cut(abortReason(this.signal));
   };
+
+  /** Closes the connection, unless it is no longer this answer's. */
+  private close(): void {
+    if (this.released) return;
+    this.released = true;
+    this.socket.destroy();
+  }
 
   /** The body chunk by chunk (what the transport reads). */
   get chunks(): ChunkSource {
@@ -210,19 +314,19 @@ export class HeldResponse implements HttpResponse, ChunkSource {
     else if (this.failure !== undefined) {
       this.reader = undefined;
       reader.fail(this.failure);
-    } else if (this.reader !== undefined) this.socket.resume();
+    } else if (this.reader !== undefined && !this.released) this.socket.resume();
   }
 
-  /** Stops reading: a held GET's connection is not reused, so it is closed. */
+  /** Stops reading: the rest of the body is not read, so the connection is closed (unless it already ended as framed). */
   cancel(): void {
     this.reader = undefined;
-    this.socket.destroy();
+    this.close();
   }
 
   discard(): void {
     if (this.bodyUsed) return;
     this.bodyUsed = true;
-    this.socket.destroy();
+    this.close();
   }
 
   get body(): ReadableStream<Uint8Array> {
@@ -293,7 +397,11 @@ export class HeldResponse implements HttpResponse, ChunkSource {
       this.refuse = undefined;
       // Nothing more is read until the body is (the reader comes a few ticks after the answer).
       if (phase !== Phase.Done) this.socket.pause();
-      if (rest.length > 0) this.pending = rest;
+      if (rest.length > 0) {
+        // Bytes after a body-less answer: no answer of ours, so the connection is not kept.
+        if (phase === Phase.Done) this.reusable = false;
+        else this.pending = rest;
+      }
       if (phase === Phase.Done) this.finish();
       settle?.(this);
       return;
@@ -308,12 +416,12 @@ export class HeldResponse implements HttpResponse, ChunkSource {
   /** Reads the status line and the fields; false when it failed the request. */
   private parseHead(text: string): boolean {
     const lines = text.split('\r\n');
-    const status = /^HTTP\/1\.[01] (\d{3})(?: (.*))?$/.exec(lines[0] ?? '');
+    const status = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/.exec(lines[0] ?? '');
     if (status === null) {
       this.cut(new Error('Invalid HTTP response status line'));
       return false;
     }
-    const code = Number(status[1]);
+    const code = Number(status[2]);
     if (code < 200) {
       // 100, 102, 103: skipped, as Node and fetch do (101 is never asked for).
       if (code === 101) {
@@ -325,6 +433,7 @@ export class HeldResponse implements HttpResponse, ChunkSource {
     let chunked = false;
     let length = -1;
     let coding: string | undefined;
+    let close = status[1] === '0';
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i] as string;
       const colon = line.indexOf(':');
@@ -344,9 +453,10 @@ export class HeldResponse implements HttpResponse, ChunkSource {
         }
         length = n;
       } else if (lower === 'content-encoding') coding = coding === undefined ? value : `${coding}, ${value}`;
+      else if (lower === 'connection') close ||= /(?:^|,)\s*close\s*(?:,|$)/i.test(value);
     }
     this.status = code;
-    this.statusText = status[2] ?? '';
+    this.statusText = status[3] ?? '';
     this.ok = code <= 299;
     const firstField = text.indexOf('\r\n');
     this.headers = firstField === -1 ? noFields : new HeadHeaders(text.slice(firstField + 2));
@@ -356,6 +466,7 @@ export class HeldResponse implements HttpResponse, ChunkSource {
       this.left = length;
       this.phase = length === 0 ? Phase.Done : Phase.Sized;
     } else this.phase = Phase.ToClose;
+    this.reusable = !close && this.phase !== Phase.ToClose;
     if (coding !== undefined && this.phase !== Phase.Done) {
       this.decode = contentDecoders(coding, {
         chunk: (chunk) => {
@@ -413,6 +524,8 @@ export class HeldResponse implements HttpResponse, ChunkSource {
           at = data.length;
       }
     }
+    // Bytes after the body's end: no answer of ours, so the connection is not kept.
+    if (this.phase === Phase.Done && at < data.length) this.close();
   }
 
   /** A line of the chunked framing. */
@@ -440,7 +553,10 @@ export class HeldResponse implements HttpResponse, ChunkSource {
     else this.reader?.chunk(chunk);
   }
 
-  /** The body ended as framed: the connection is closed (a held GET's is not reused). */
+  /**
+   * The body ended as framed: the connection is kept for the next held GET to this origin when
+   * the answer allows (P4), closed otherwise.
+   */
   private finish(): void {
     if (this.phase === Phase.Done && this.ended) return;
     this.phase = Phase.Done;
@@ -449,7 +565,23 @@ export class HeldResponse implements HttpResponse, ChunkSource {
       this.decode = undefined;
       decode(undefined);
     } else this.deliverEnd();
-    this.socket.destroy();
+    // Deferred: bytes after the body's end, in the read that ended it, are seen first (bodyBytes).
+    queueMicrotask(() => {
+      this.release();
+    });
+  }
+
+  /** The answer ended as framed: its connection is left idle for another held GET, or closed. */
+  private release(): void {
+    if (this.released) return;
+    if (!this.reusable || this.failure !== undefined || this.socket.destroyed) {
+      this.close();
+      return;
+    }
+    this.released = true;
+    this.unlisten(this.socket);
+    this.signal.offAbort(this.onAbort);
+    keepIdle(this.origin, this.socket);
   }
 
   private deliverEnd(): void {
@@ -464,17 +596,28 @@ export class HeldResponse implements HttpResponse, ChunkSource {
   /** The connection failed, closed early or was aborted: the request fails, or the body does. */
   private cut(cause: unknown): void {
     if (this.ended || this.failure !== undefined) return;
+    const retry = this.retry;
+    this.retry = undefined;
+    if (retry !== undefined && this.refuse !== undefined && !this.signal.aborted) {
+      // A kept connection the server had closed: the GET goes once more, on a new one.
+      this.unlisten(this.socket);
+      this.socket.destroy();
+      this.socket = createConnection({ host: retry.host, port: retry.port, noDelay: true });
+      this.listen(this.socket);
+      this.send(retry.head);
+      return;
+    }
     const refuse = this.refuse;
     if (refuse !== undefined) {
       this.settle = undefined;
       this.refuse = undefined;
       this.failure = cause;
-      this.socket.destroy();
+      this.close();
       refuse(this.signal.aborted ? abortReason(this.signal) : new TypeError('fetch failed', { cause }));
       return;
     }
     this.failure = this.signal.aborted ? abortReason(this.signal) : terminated(cause);
-    this.socket.destroy();
+    this.close();
     const reader = this.reader;
     this.reader = undefined;
     reader?.fail(this.failure);

@@ -35,8 +35,8 @@ const inlineBodyChars = 16 * 1024;
  * long as the server keeps it: it gets a connection of its own instead of one of the agent's.
  * The agent keeps, per socket it lends, two null-prototype copies of the request's options and
  * four listener closures over them, and arms the socket's idle timer; without it a held stream
- * keeps ~2 KiB less (issue 44; docs/benchmark.md, "What a held session is made of"). The
- * connection closes when the stream ends: a GET's socket is not reused.
+ * keeps ~2 KiB less (issue 44; docs/benchmark.md, "What a held session is made of"). A GET
+ * whose answer ended as framed leaves its connection for the next held GET (held-get.ts, P4).
  */
 const ownConnection = (options: http.ClientRequestArgs) => createConnection(options as Parameters<typeof createConnection>[0]);
 const agents: { 'http:': http.Agent; 'https:': Https.Agent | undefined } = {

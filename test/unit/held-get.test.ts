@@ -10,26 +10,40 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChunkSource } from '../../machines/types.js';
 import { RequestControl, type HttpResponse } from '../../src/http/client.js';
-import { heldGet, heldHead } from '../../src/http/held-get.js';
+import { heldGet, heldHead, idleHeldSockets } from '../../src/http/held-get.js';
+import { until } from '../support/harness.js';
 
 let server: Server | undefined;
+/** The server's side of every connection: closed with it (a connection the client keeps idle would hold close() up). */
+let sockets: Socket[] = [];
 
 afterEach(async () => {
   const s = server;
   server = undefined;
+  for (const socket of sockets) socket.destroy();
+  sockets = [];
   if (s !== undefined) await new Promise((resolve) => s.close(resolve));
 });
 
-/** A server that answers each connection with `write` once the request's head arrived; the head it read. */
-async function answering(write: (socket: Socket) => void): Promise<{ port: number; heads: string[] }> {
+/**
+ * A server that answers each request with `write` once its head arrived (`nth`: the request's
+ * number on its connection, from 1); the heads it read, and how many connections it accepted.
+ */
+async function answering(
+  write: (socket: Socket, nth: number) => void,
+): Promise<{ port: number; heads: string[]; connections: () => number }> {
   const heads: string[] = [];
   server = createServer((socket) => {
+    sockets.push(socket);
     let head = '';
+    let nth = 0;
     socket.on('data', (data) => {
       head += data.toString('latin1');
-      if (head.includes('\r\n\r\n')) {
-        heads.push(head);
-        write(socket);
+      const end = head.indexOf('\r\n\r\n');
+      if (end !== -1) {
+        heads.push(head.slice(0, end + 4));
+        head = head.slice(end + 4);
+        write(socket, ++nth);
       }
     });
     socket.on('error', () => undefined);
@@ -37,7 +51,7 @@ async function answering(write: (socket: Socket) => void): Promise<{ port: numbe
   await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
-  return { port: address.port, heads };
+  return { port: address.port, heads, connections: () => sockets.length };
 }
 
 /** Writes `parts` one by one, a few ms apart, so each is a read of its own. */
@@ -214,5 +228,89 @@ describe('H11: the held GET reads an answer as fetch would', () => {
   it('H11: a header Node would refuse (CR or LF in a value, a name that is no token) is not written: the request goes to node:http', () => {
     expect(heldHead('/', ['Host', 'x', 'x-a', 'v\r\nInjected: 1'])).toBeUndefined();
     expect(heldHead('/', ['Host', 'x', 'bad name', 'v'])).toBeUndefined();
+  });
+});
+
+describe('P4: a held GET whose answer ended as framed leaves its connection for the next', () => {
+  const notFound = 'HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found';
+  /** The GET's answer read to its end, then the turn in which its connection is kept. */
+  async function getText(port: number): Promise<string> {
+    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    const text = await response.text();
+    await new Promise((resolve) => setImmediate(resolve));
+    return text;
+  }
+
+  it('P4: three GETs one after another, each answered with a Content-Length or chunked body, go over one connection', async () => {
+    const { port, heads, connections } = await answering((socket, nth) => {
+      socket.write(nth === 2 ? 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n' : notFound);
+    });
+    expect(await getText(port)).toBe('not found');
+    expect(idleHeldSockets('127.0.0.1', port)).toBe(1);
+    expect(await getText(port)).toBe('ok');
+    expect(await getText(port)).toBe('not found');
+    expect(heads).toHaveLength(3);
+    expect(connections()).toBe(1);
+    expect(idleHeldSockets('127.0.0.1', port)).toBe(1);
+  });
+
+  it('P4: a kept connection the server closes under the next GET (no byte of an answer) is replaced once: the GET goes again on a new connection and is answered', async () => {
+    const { port, heads, connections } = await answering((socket, nth) => {
+      if (nth === 1) socket.write(notFound);
+      else socket.destroy();
+    });
+    expect(await getText(port)).toBe('not found');
+    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    expect([response.status, await response.text()]).toEqual([404, 'not found']);
+    expect(heads).toHaveLength(3);
+    expect(connections()).toBe(2);
+  });
+
+  it('P4: a new connection that fails before an answer is not tried again: the GET fails as fetch does', async () => {
+    const { port, heads } = await answering((socket) => {
+      socket.destroy();
+    });
+    const failed = await heldGet('127.0.0.1', port, head, new RequestControl()).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(TypeError);
+    expect((failed as Error).message).toBe('fetch failed');
+    expect(heads).toHaveLength(1);
+  });
+
+  it.each([
+    ['Connection: close', 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 2\r\n\r\nno'],
+    ['HTTP/1.0', 'HTTP/1.0 404 Not Found\r\nContent-Length: 2\r\n\r\nno'],
+    ['bytes after the body', 'HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\nnoEXTRA'],
+    ['bytes after a 204', 'HTTP/1.1 204 No Content\r\n\r\nEXTRA'],
+  ])('P4: an answer with %s does not leave its connection: the next GET opens a new one', async (_label, answer) => {
+    const { port, connections } = await answering((socket) => {
+      socket.write(answer);
+    });
+    const body = answer.startsWith('HTTP/1.1 204') ? '' : 'no';
+    expect(await getText(port)).toBe(body);
+    expect(idleHeldSockets('127.0.0.1', port)).toBe(0);
+    expect(await getText(port)).toBe(body);
+    expect(connections()).toBe(2);
+  });
+
+  it('P4: a kept connection the server closes while idle is dropped from the kept ones', async () => {
+    const { port } = await answering((socket) => {
+      socket.write(notFound);
+      setTimeout(() => socket.end(), 5);
+    });
+    expect(await getText(port)).toBe('not found');
+    expect(idleHeldSockets('127.0.0.1', port)).toBe(1);
+    await until(() => idleHeldSockets('127.0.0.1', port) === 0, 'the closed connection dropped');
+  });
+
+  it('P4: a body not read to its end (cancelled) closes the connection: nothing is kept', async () => {
+    const { port, connections } = await answering((socket) => {
+      socket.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n');
+    });
+    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    const handle = (response.chunks as ChunkSource).read({ chunk: () => undefined, end: () => undefined, fail: () => undefined });
+    handle.cancel();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(idleHeldSockets('127.0.0.1', port)).toBe(0);
+    expect(connections()).toBe(1);
   });
 });
