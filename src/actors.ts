@@ -73,6 +73,7 @@ function openGet(
   io: TransportIo,
   input: { sessionId: string | undefined; protocolVersion: string | undefined; lastEventId: string | undefined },
   established: boolean,
+  standalone: boolean,
   signal: AbortSignal,
 ): Promise<GetResult> {
   const spec = {
@@ -81,6 +82,8 @@ function openGet(
     lastEventId: input.lastEventId,
     authorization: io.authProvider !== undefined,
     established,
+    // G2: the standalone chart says its refusals (reportRefusal); a resume's are said here.
+    warnRefusal: !standalone,
   };
   return openEventStream(io.http, io.sink, spec, signal);
 }
@@ -192,11 +195,11 @@ export const ioActors = {
     const io = ioOf(system);
     const attempt = io.telemetry === undefined ? undefined : io.telemetry.attempt('GET', input.requestIds);
     // A resume follows a stream of this session: a 404 to it is session-missing (R6).
-    const request = openGet(io, input, true, signal);
+    const request = openGet(io, input, true, false, signal);
     return attempt === undefined ? request : traced(request, attempt);
   }),
   openStandalone: fromPromise<GetResult, OpenStandaloneInput>(({ input, signal, system }) =>
-    openGet(ioOf(system), input, input.established, signal),
+    openGet(ioOf(system), input, input.established, true, signal),
   ),
   authorize: fromPromise<'AUTHORIZED', { challenge: AuthChallenge | undefined }>(({ input, signal, system }) => {
     const io = ioOf(system);

@@ -326,6 +326,11 @@ export async function openEventStream(
      * 404 say the session is gone; on the first GET it says the server has no GET route.
      */
     established: boolean;
+    /**
+     * G2: a refusal's warning is said here (a resume, the legacy stream); the standalone stream's
+     * chart says its own, since only it knows whether the session is closing (F1).
+     */
+    warnRefusal: boolean;
   },
   signal: AbortSignal,
 ): Promise<GetResult> {
@@ -362,7 +367,7 @@ export async function openEventStream(
     const warning = response.ok
       ? new ProtocolError(`GET stream answered with ${type ? `content type "${type}"` : 'no content type'}; no server stream`)
       : statusError(exchange, 'GET stream refused', body, false, http.url);
-    // The chart says it (G2), unless the session is closing (F1).
+    if (spec.warnRefusal) sink.warn(warning);
     return { kind: 'unsupported', status: response.status, warning };
   } finally {
     finish(exchange);

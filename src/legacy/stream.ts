@@ -62,7 +62,14 @@ export function openLegacyStream(
   openEventStream(
     http,
     sink,
-    { sessionId: undefined, protocolVersion: undefined, lastEventId: undefined, authorization: options.authorization, established: false },
+    {
+      sessionId: undefined,
+      protocolVersion: undefined,
+      lastEventId: undefined,
+      authorization: options.authorization,
+      established: false,
+      warnRefusal: true,
+    },
     controller.signal,
   )
     .then((result) => {

@@ -466,6 +466,22 @@ describe('R6: a resume GET that is refused', { timeout: 10_000 }, () => {
     expect(transport.actor.getSnapshot().hasTag('connected')).toBe(true);
   });
 
+  it('R6, G2: 403 to the resume GET ends that call, and onerror hears the refusal once, with its status and body', async () => {
+    const { proxy, client, errors } = await rig();
+    proxy.rule({ method: 'POST', tool: 'progress', cutAfter: 2 });
+    proxy.rule({ method: 'GET', resume: true, respond: { status: 403, body: 'no resume here' } });
+
+    const error = await within(
+      rejection(client.callTool({ name: 'progress', arguments: { steps: 3 } }, undefined, { onprogress: () => undefined })),
+      'the call to fail',
+    );
+    expect(error.message).toContain('403');
+    const refusals = errors.filter((heard) => heard.message.includes('GET stream refused'));
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]?.message).toContain('403');
+    expect(refusals[0]?.message).toContain('no resume here');
+  });
+
   it('R6, F3: 404 to the resume GET is session-missing: the transport re-initializes and re-sends the request once; the Client gets its result', async () => {
     const { proxy, client, transport } = await rig();
     const before = transport.sessionId;
