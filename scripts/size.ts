@@ -36,12 +36,13 @@ interface Size {
   gzip: number;
   /** How many files the page loads at once (a bundler splits the eager code when a lazy chunk shares some of it). */
   eagerFiles: number;
-  /** Chunks loaded only by a dynamic import, by what loads them: the OAuth flow, telemetry, the legacy stream, DPoP. */
+  /** Chunks loaded only by a dynamic import, by what loads them: the chart engine, the OAuth flow, telemetry, the legacy stream, DPoP. */
   lazy: { what: string; raw: number; gzip: number }[];
 }
 
 /** Which feature a lazily loaded chunk serves, by the modules in it. */
 function lazyKind(inputs: string[]): string {
+  if (inputs.some((input) => input.endsWith('src/engine.js'))) return 'the chart engine (on start())';
   if (inputs.some((input) => input.includes('telemetry/otel'))) return 'telemetry';
   if (inputs.some((input) => input.includes('legacy/stream'))) return 'legacy stream';
   if (inputs.some((input) => input.includes('http/dpop'))) return 'DPoP';
