@@ -22,7 +22,12 @@ const httpFiles = [
  * A shuffled run (`--sequence.shuffle`) shows a file missing here: after web.test.ts reset the
  * modules, the node project's next file in that worker ran on fetch.
  */
-const isolatedFiles = ['test/integration/telemetry-off.test.ts', 'test/integration/network.test.ts', 'test/integration/web.test.ts'];
+const isolatedFiles = [
+  'test/integration/telemetry-off.test.ts',
+  'test/integration/network.test.ts',
+  'test/integration/web.test.ts',
+  'test/integration/lazy-engine.test.ts',
+];
 
 const shared = {
   testTimeout: 20_000,

@@ -1,4 +1,3 @@
-import { fromCallback } from 'xstate';
 import type { ChartOptions, ReconnectionOptions, ReconnectionScheduler } from './types.js';
 
 export const defaultReconnection: ReconnectionOptions = {
@@ -44,25 +43,6 @@ export interface ScheduledWaitInput {
   /** Zero-based, as the SDK passes it: 0 for the first reconnect after a drop. */
   attempt: number;
 }
-
-/** The wait handed to a caller's `reconnectionScheduler`; stopping the state cancels it. */
-export const scheduledWait = fromCallback<{ type: 'noop' }, ScheduledWaitInput>(({ input, sendBack }) => {
-  let due = false;
-  const cancel = input.scheduler(
-    () => {
-      if (due) return;
-      due = true;
-      sendBack({ type: 'reconnect.due' });
-    },
-    input.delay,
-    input.attempt,
-  );
-  return () => {
-    // Cancel a wait still pending (close, cancellation); one that already fired needs nothing.
-    if (!due && typeof cancel === 'function') cancel();
-    due = true;
-  };
-});
 
 /** W3: the wait a stream is in: which attempt comes next, and when it is due. */
 export interface PlannedWait {

@@ -1,6 +1,7 @@
 import { assign, enqueueActions, fromCallback, fromPromise, raise, sendParent, sendTo, setup } from 'xstate';
 import type { GetResult, NetworkEvent, PostResult } from './types.js';
-import { plannedDelay, planWait, resumeDelay, scheduledWait, waitImplementations, waitStates } from './backoff.js';
+import { plannedDelay, planWait, resumeDelay, waitImplementations, waitStates } from './backoff.js';
+import { scheduledWait } from './scheduled-wait.js';
 import { idleWatch, idleWatchStates } from './idle-watch.js';
 import { MessageTooLargeError, StreamEndedError, toError } from './errors.js';
 import { DISCOVER, envelopeVersion, isRequest, LISTEN, requestIdsOf } from './connection/messages.js';

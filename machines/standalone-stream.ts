@@ -7,13 +7,13 @@ import {
   nextReconnectDelay,
   plannedDelay,
   planWait,
-  scheduledWait,
   waitImplementations,
   waitStates,
   type PlannedWait,
   type WaitContext,
 } from './backoff.js';
 import { idleWatch, idleWatchStates } from './idle-watch.js';
+import { scheduledWait } from './scheduled-wait.js';
 import { isSessionMissing, statusOf, StreamEndedError, toError } from './errors.js';
 
 /** The optional server-to-client stream of a session (G1–G6). */
@@ -70,15 +70,7 @@ export interface StandaloneStreamContext extends StandaloneStreamInput, WaitCont
   offline: boolean;
 }
 
-/**
- * W1: where this stream would resume now: the last event id read (the reader records each new id
- * in `seenIds`, in order, as it delivers), else the id it started from.
- */
-export function resumePoint(context: Pick<StandaloneStreamContext, 'seenIds' | 'lastEventId'>): string | undefined {
-  let last: string | undefined;
-  for (const id of context.seenIds) last = id;
-  return last ?? context.lastEventId;
-}
+export { resumePoint } from './standalone-resume.js';
 
 const notProvided = (name: string) => () => {
   throw new Error(`actor '${name}' must be provided with machine.provide({ actors })`);

@@ -1,10 +1,10 @@
 import { fromCallback, fromPromise, type ActorRef, type Snapshot, type Subscription } from 'xstate';
-import { connectionMachine, envelopeVersion, fingerprint, requestIdsOf, type ConnectionMachine } from '../machines/connection/index.js';
+import { connectionMachine, type ConnectionMachine } from '../machines/connection/index.js';
 import { postStreamMachine } from '../machines/post-stream.js';
 import { standaloneStreamMachine } from '../machines/standalone-stream.js';
 import type { AuthChallenge, GetResult, MessageSink, PostResult } from '../machines/types.js';
 import type { DeleteSessionInput } from '../machines/connection/index.js';
-import { McpTransportError, ProtocolError, statusOf, StreamEndedError, toError } from '../machines/errors.js';
+import { McpTransportError, ProtocolError, StreamEndedError, toError } from '../machines/errors.js';
 import { cancelBody } from './http/body.js';
 import type { DirectCalls } from './data-plane.js';
 import type { PostRequestInput, ReadStreamInput, ResumeInput, StreamReaderCommand, StreamReaderEvent } from '../machines/post-stream.js';
@@ -14,10 +14,7 @@ import { deleteSession, openEventStream, postMessage, type ExchangeOptions } fro
 import { readEventStream, type StreamReader } from './sse/reader.js';
 import type { SdkAuthOption, SdkGeneration } from './http/auth.js';
 import { networkEvents, type NetworkSignal } from './network.js';
-import type { HttpAttempt, Telemetry, TelemetryKit } from './telemetry/option.js';
-
-/** O1: what the lazily loaded telemetry uses of the eager code, handed to `createTelemetry()` (ARCHITECTURE.md, "Invariants"). */
-export const telemetryKit: TelemetryKit = { envelopeVersion, fingerprint, requestIdsOf, statusOf, toError, McpTransportError };
+import type { HttpAttempt, Telemetry } from './telemetry/option.js';
 
 /** One transport's I/O: what its actors use. The chart holds it as an opaque value (`io`). */
 export interface TransportIo {

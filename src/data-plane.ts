@@ -1,15 +1,7 @@
 import type { JSONRPCId, JSONRPCMessage, JSONRPCResponse, MessageSink, PostResult, SendTicket } from '../machines/types.js';
 import { StreamEndedError, toError, TransportClosedError } from '../machines/errors.js';
-import {
-  failCall,
-  INITIALIZE,
-  isRequest,
-  NO_ATTEMPTS,
-  requestIdsOf,
-  type DirectCallReport,
-  type DirectCallsCommand,
-  type DirectRoute,
-} from '../machines/connection/index.js';
+import type { DirectCallReport, DirectCallsCommand, DirectRoute } from '../machines/connection/index.js';
+import { failCall, INITIALIZE, isRequest, NO_ATTEMPTS, requestIdsOf } from '../machines/connection/messages.js';
 import type { PostStreamReport } from '../machines/post-stream.js';
 import { RequestControl, type HttpClient } from './http/client.js';
 import { postMessage, type ExchangeOptions } from './http/exchanges.js';

@@ -1,10 +1,11 @@
 /**
- * The public API, and only it: the transport and its options, its error classes, the charts
- * (to inspect, or to `provide()` other actors), and what a UI reads (W1-W3: the saved state's
+ * The public API, and only it: the transport and its options, its error classes, the charts'
+ * types (the charts are at `./machines`), and what a UI reads (W1-W3: the saved state's
  * check, a network signal, the badge's word, the next retry). The recorder, the chart view and
  * live inspection are behind the devtools door (`./devtools`); everything else is internal.
  */
 export { StreamableHTTPClientTransport, type SendOptions } from './transport.js';
+export { loadEngine } from './engine-registry.js';
 export type { StreamableHTTPClientTransportOptions } from './options.js';
 export type { SdkAuthFunctions, SdkAuthOption } from './http/auth.js';
 export { parseSavedState, type SavedTransportState } from './saved-state.js';
@@ -12,9 +13,10 @@ export { manualNetwork, type NetworkSignal } from './network.js';
 export { connectionEra, connectionStatus, degradedReason, nextRetry, waitingReason, type ConnectionStatus, type NextRetry } from './ui.js';
 export type { FetchLike, TokenSource } from './http/client.js';
 export * from './errors.js';
-export { connectionMachine, type ConnectionMachine, type ConnectionEmitted, type Era } from '../machines/connection/index.js';
-export { postStreamMachine } from '../machines/post-stream.js';
-export { standaloneStreamMachine } from '../machines/standalone-stream.js';
+// The charts themselves (to inspect, or to `provide()` other actors) are at `mcp-xstate-transport/machines`: a root
+// export of them would put the chart engine in a page's first download, which the browser entry loads on start()
+// (issue 44; a bundler that splits code makes a module re-exported by the entry part of the entry's chunk).
+export type { ConnectionMachine, ConnectionEmitted, Era } from '../machines/connection/index.js';
 export type {
   JSONRPCMessage,
   JSONRPCRequest,

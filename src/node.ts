@@ -7,6 +7,8 @@
 import { registerSender } from './http/client.js';
 import { originCookieStore } from './http/cookies.js';
 import { nodeSend } from './http/node.js';
+import { engine } from './engine.js';
+import { registerEngine } from './engine-registry.js';
 
 registerSender((options, viaFetch) => {
   const send = nodeSend(options, viaFetch);
@@ -16,5 +18,8 @@ registerSender((options, viaFetch) => {
   // The jar's own methods, bound: no closure over this function's context per transport.
   return { send: jar.wrap(send), sessionEnded: jar.clear.bind(jar) };
 });
+
+// On Node the chart engine is part of the import (cold start loads one graph; `transport.actor` exists from the constructor).
+registerEngine(engine);
 
 export * from './index.js';

@@ -7,7 +7,7 @@
  * I/O layer holds them, src/actors.ts); this module is what keeps session IDs and bodies out.
  */
 import type { InspectionEvent, Observer } from 'xstate';
-import { fingerprint } from '../machines/connection/index.js';
+import { fingerprint } from '../machines/connection/messages.js';
 
 /** The `inspect` option: an observer (or a function), or one with what it may see. */
 export type InspectOption = Observer<InspectionEvent> | ((event: InspectionEvent) => void) | InspectOptions;

@@ -1,6 +1,7 @@
 import type { JSONRPCRequest, RestoredSession } from '../machines/types.js';
 import type { ConnectionContext } from '../machines/connection/index.js';
-import { resumePoint, type StandaloneStreamContext } from '../machines/standalone-stream.js';
+import type { StandaloneStreamContext } from '../machines/standalone-stream.js';
+import { resumePoint } from '../machines/standalone-resume.js';
 import { InvalidSavedStateError, McpTransportError } from '../machines/errors.js';
 import { sessionIdProblem, validateMessage } from './schema.js';
 import { anObject, issuesOf, shape } from './validation.js';

@@ -10,6 +10,12 @@
  * The door only re-exports, by name: the in-memory server (`testing/server.ts`), `transportIn`
  * and its helpers (`testing/states.ts`), the chart's paths (`testing/paths.ts`).
  */
+import { engine } from './engine.js';
+import { registerEngine } from './engine-registry.js';
+
+// The test helpers read `transport.actor` before start(): the chart engine comes with them.
+registerEngine(engine);
+
 export { manualNetwork } from './network.js';
 export { InMemoryMcpServer, type Held, type SeenRequest } from './testing/server.js';
 export {

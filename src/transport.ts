@@ -1,8 +1,12 @@
-import { createActor, type Actor } from 'xstate';
-import { directRoute, envelopeVersion, type ConnectionEmitted, type ConnectionMachine } from '../machines/connection/index.js';
+import type { Actor, InspectionEvent, Observer } from 'xstate';
+import type { ConnectionEmitted, ConnectionInput, ConnectionMachine } from '../machines/connection/index.js';
+import { envelopeVersion } from '../machines/connection/messages.js';
+import { directRoute } from '../machines/connection/route.js';
 import { sendTicket, type JSONRPCMessage, type MessageSink } from '../machines/types.js';
 import { asSdkAuthError, McpTransportError, OfflineError, StreamEndedError, TransportFailedError } from '../machines/errors.js';
-import { attachIo, providedConnectionMachine, telemetryKit, type TransportIo } from './actors.js';
+import type { TransportIo } from './actors.js';
+import { engineNow, loadEngine, type Engine } from './engine-registry.js';
+import { telemetryKit } from './telemetry/kit.js';
 import { DataPlane } from './data-plane.js';
 import { redactingObserver } from './redaction.js';
 import { chooseSender, dpopSource, HttpClient } from './http/client.js';
@@ -79,8 +83,17 @@ export class StreamableHTTPClientTransport {
   readonly waitsForProtocolVersionDiscovery = true;
   /** U12: `send()`'s per-request `headers` (the AI SDK's `Mcp-Param-*`, SEP-2243) go on that request's POST (E3). */
   readonly supportsMcpToolParameterHeaders = true;
-  /** The running connection chart: subscribe to it, read its tags, inspect it. */
-  readonly actor: Actor<ConnectionMachine>;
+  /** The connection chart's actor, once made (from the constructor where the engine is loaded; see `actor`). */
+  private running: Actor<ConnectionMachine> | undefined;
+  /** What the actor is made from, until it is made (then dropped): its input, inspector, and a version set before it. */
+  private pending:
+    | {
+        options: ConnectionInput['options'];
+        sink: InstanceType<typeof StreamableHTTPClientTransport.Sink>;
+        inspect: Observer<InspectionEvent> | undefined;
+        version: string | undefined;
+      }
+    | undefined;
   private readonly http: HttpClient;
   /** N3: what the sender keeps for a session (the Node entry's cookie jar) is dropped with this; undefined in a browser. */
   private readonly sessionEnded: (() => void) | undefined;
@@ -118,9 +131,9 @@ export class StreamableHTTPClientTransport {
 
     /** One channel for warnings: the chart emits them (an inspector sees each), `onerror` hears them. */
     warn(error: Error, once?: string): void {
-      const transport = this.transport;
-      if (transport.actor.getSnapshot().status === 'active') transport.actor.send({ type: 'warning', error, once });
-      else transport.onerror?.(error);
+      const actor = this.transport.running;
+      if (actor !== undefined && actor.getSnapshot().status === 'active') actor.send({ type: 'warning', error, once });
+      else this.transport.onerror?.(error);
     }
 
     /**
@@ -194,30 +207,72 @@ export class StreamableHTTPClientTransport {
       sdkAuth: options.sdkAuth,
     };
     this.io = io;
-    this.actor = createActor(providedConnectionMachine, {
-      systemId: 'connection',
-      input: { options: chartOptions, sink },
+    this.pending = {
+      options: chartOptions,
+      sink,
       // X3: every observer, this one and any attached later with actor.system.inspect(), sees redacted events only.
-      ...(options.inspect === undefined ? {} : { inspect: redactingObserver(options.inspect) }),
-    });
-    attachIo(this.actor.system, io);
-    const system = this.actor.system;
+      inspect: options.inspect === undefined ? undefined : redactingObserver(options.inspect),
+      version: undefined,
+    };
+    this.running = undefined;
+    const engine = engineNow();
+    if (engine !== undefined) this.makeActor(engine);
+  }
+
+  /**
+   * The running connection chart: subscribe to it, read its tags, inspect it. It exists from the
+   * constructor where the chart engine is loaded: on Node, and wherever `./devtools` or
+   * `./testing` is imported. The browser entry loads the engine on the first `start()` (the
+   * `Client`'s `connect()`), so that a page does not download it with its first paint (issue 44);
+   * there, `await loadEngine()` before reading `actor` ahead of `start()`. Read earlier, it throws
+   * an `McpTransportError` that says so.
+   */
+  get actor(): Actor<ConnectionMachine> {
+    const actor = this.chart();
+    if (actor === undefined) {
+      throw new McpTransportError(
+        'transport.actor is made once the chart engine has loaded: in a browser, on the first start() (client.connect calls it); await loadEngine() to have it before',
+      );
+    }
+    return actor;
+  }
+
+  /** The connection actor, made now if the engine is loaded; undefined while it is not (the browser entry, before start()). */
+  private chart(): Actor<ConnectionMachine> | undefined {
+    if (this.running !== undefined) return this.running;
+    const engine = engineNow();
+    return engine === undefined ? undefined : this.makeActor(engine);
+  }
+
+  private makeActor(engine: Engine): Actor<ConnectionMachine> {
+    const pending = this.pending;
+    if (pending === undefined) throw new McpTransportError('the connection actor was made twice');
+    const actor = engine.connection(this.io, { options: pending.options, sink: pending.sink }, pending.inspect);
+    this.running = actor;
+    this.pending = undefined;
+    const system = actor.system;
     // xstate's `inspect` is an arrow over its system's observers: called unbound, as it is here (no bound copy per transport).
     const inspectRaw = system.inspect;
     system.inspect = (observer) => inspectRaw(redactingObserver(observer));
     // One listener for everything the chart emits, not one per event type (bench/README.md, "Code shapes"): what
     // `onerror` and `onclose` hear.
-    this.actor.on('*', (event) => {
+    actor.on('*', (event) => {
       this.heard(event);
     });
     // A fault inside the chart stops its actor (`sink.error`), or it is stopped from outside (`sink.complete`).
-    this.actor.subscribe(sink);
-    this.actor.start();
+    actor.subscribe(pending.sink);
+    actor.start();
+    // A version the Client set before the engine loaded (the chart takes it in any state).
+    if (pending.version !== undefined) actor.send({ type: 'protocolVersion.set', version: pending.version });
+    return actor;
   }
 
   /** Begins a session (the SDK `Client` calls it in `connect()`); allowed again after `close()` or a failure, for a new session. */
   start(): Promise<void> {
-    if (!this.actor.getSnapshot().can({ type: 'start' })) {
+    const actor = this.chart();
+    // The browser entry: the chart engine loads first (once per page).
+    if (actor === undefined) return loadEngine().then(() => this.start());
+    if (!actor.getSnapshot().can({ type: 'start' })) {
       return Promise.reject(
         new McpTransportError(
           'transport already started: client.connect(transport) calls start() itself, so do not call start() before connect(); close() it before starting again',
@@ -305,7 +360,9 @@ export class StreamableHTTPClientTransport {
 
   /** A list: one batch POST where the protocol revision allows it (H1), else each on its own. */
   private dispatchAll(messages: JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {
-    if (this.actor.getSnapshot().context.batching) return this.dispatch(messages, options);
+    const actor = this.chart();
+    if (actor === undefined) return loadEngine().then(() => this.dispatchAll(messages, options));
+    if (actor.getSnapshot().context.batching) return this.dispatch(messages, options);
     return Promise.all(messages.map((item) => this.dispatch(item, options))).then(() => undefined);
   }
 
@@ -319,14 +376,17 @@ export class StreamableHTTPClientTransport {
 
   /** Ends the session (`DELETE`, unless `terminateOnClose: false`) and every stream, timer and request; safe to call twice. */
   close(): Promise<void> {
-    const snapshot = this.actor.getSnapshot();
+    const actor = this.chart();
+    // Before the engine loaded (the browser entry, before start()): the chart closes as from idle, once it is there.
+    if (actor === undefined) return loadEngine().then(() => this.close());
+    const snapshot = actor.getSnapshot();
     if (snapshot.status !== 'active' || snapshot.matches('closed')) return Promise.resolve();
     return new Promise((resolve) => {
-      const subscription = this.actor.on('closed', () => {
+      const subscription = actor.on('closed', () => {
         subscription.unsubscribe();
         resolve();
       });
-      this.actor.send({ type: 'close' });
+      actor.send({ type: 'close' });
     });
   }
 
@@ -344,7 +404,7 @@ export class StreamableHTTPClientTransport {
     await authorize({
       provider: this.authProvider,
       serverUrl: this.http.url,
-      challenge: this.actor.getSnapshot().context.authChallenge,
+      challenge: this.running?.getSnapshot().context.authChallenge,
       fetch: this.http.authFetch,
       authorizationCode,
       iss: params === undefined ? iss : (params.get('iss') ?? undefined),
@@ -357,8 +417,10 @@ export class StreamableHTTPClientTransport {
 
   /** DELETE the session and forget it, as the SDK does; 405 is fine. */
   terminateSession(): Promise<void> {
+    const actor = this.chart();
+    if (actor === undefined) return loadEngine().then(() => this.terminateSession());
     return new Promise((resolve, reject) => {
-      this.actor.send({ type: 'session.terminate', ticket: sendTicket(resolve, reject) });
+      actor.send({ type: 'session.terminate', ticket: sendTicket(resolve, reject) });
     });
   }
 
@@ -368,20 +430,26 @@ export class StreamableHTTPClientTransport {
    * legacy transport). Plain JSON with the session ID and no token; save it when the page hides.
    */
   saveState(): SavedTransportState | undefined {
-    const { context, children } = this.actor.getSnapshot();
+    // No actor yet: no session either (the chart's own answer before start()).
+    const actor = this.running;
+    if (actor === undefined) return undefined;
+    const { context, children } = actor.getSnapshot();
     return savedStateOf(this.http.url, context, children.standalone?.getSnapshot().context);
   }
 
   get sessionId(): string | undefined {
-    return this.actor.getSnapshot().context.sessionId;
+    return this.running?.getSnapshot().context.sessionId;
   }
 
   get protocolVersion(): string | undefined {
-    return this.actor.getSnapshot().context.protocolVersion;
+    const actor = this.running;
+    return actor === undefined ? this.pending?.version : actor.getSnapshot().context.protocolVersion;
   }
 
   setProtocolVersion(version: string): void {
-    this.actor.send({ type: 'protocolVersion.set', version });
+    const actor = this.chart();
+    if (actor !== undefined) actor.send({ type: 'protocolVersion.set', version });
+    else if (this.pending !== undefined) this.pending.version = version;
   }
 
   /** E2: the v2 SDK Client tells the versions it supports when it connects. */
@@ -404,7 +472,10 @@ export class StreamableHTTPClientTransport {
   private readonly forClient = (error: Error): Error => (this.io.sdk === 'v2' ? asSdkAuthError(error) : error);
 
   private dispatch(message: JSONRPCMessage | JSONRPCMessage[], options: SendOptions | undefined): Promise<void> {
-    const snapshot = this.actor.getSnapshot();
+    const actor = this.chart();
+    // Before start() on the browser entry: the chart answers it (it refuses a send before start) once the engine is there.
+    if (actor === undefined) return loadEngine().then(() => this.dispatch(message, options));
+    const snapshot = actor.getSnapshot();
     if (snapshot.status !== 'active') {
       return Promise.reject(new TransportFailedError('the transport chart stopped after an internal error'));
     }
@@ -432,13 +503,13 @@ export class StreamableHTTPClientTransport {
     if (requestSignal !== undefined && requestId !== undefined) {
       // E6: the chart stops this request's POST child (a listen stream, a handshake) when it is aborted.
       const abort = () => {
-        if (this.actor.getSnapshot().status === 'active') this.actor.send({ type: 'request.abort', requestId });
+        if (actor.getSnapshot().status === 'active') actor.send({ type: 'request.abort', requestId });
       };
       if (requestSignal.aborted) return Promise.reject(new StreamEndedError('request aborted by its requestSignal'));
       requestSignal.addEventListener('abort', abort, { once: true });
     }
     return new Promise((resolve, reject) => {
-      this.actor.send({
+      actor.send({
         type: 'send',
         message,
         ticket: sendTicket(resolve, reject, options?.onRequestStreamEnd, this.forClient),

@@ -4,8 +4,8 @@ import type { ActorRefFrom } from 'xstate';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Notification } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
-import { connectionEra, type StreamableHTTPClientTransport, type standaloneStreamMachine } from '../../src/index.js';
-import { fingerprint } from '../../machines/index.js';
+import { connectionEra, type StreamableHTTPClientTransport } from '../../src/index.js';
+import { fingerprint, type standaloneStreamMachine } from '../../machines/index.js';
 import { statePaths, statusOf, type Status } from './chart.js';
 import { Badge, DegradedReason, NextRetryLine } from './badge.js';
 

@@ -3,92 +3,20 @@
  * with no chart event and no actor per call. Here are the chart's words to it (events it emits,
  * which the facade hears: the plane's start and end, its gate, opened on entry and closed on exit
  * by the states that allow direct calls, W6's health, R8's cancel), which message may take it and
- * where each goes (`directRoute`), and the POST child that takes a cut call over. The words they
+ * where each goes (`directRoute`, in route.ts, which the facade reads without the engine), and the POST child that takes a cut call over. The words they
  * exchange (`DirectCallsCommand`, `DirectCallReport`) are in types.ts with the chart's other
  * events, and the session a message goes with (`sessionOf`, H3) in messages.ts: this file takes
  * from them and none of them from it.
  */
 import { assertEvent, assign, emit } from 'xstate';
-import type { JSONRPCId, JSONRPCMessage } from '../types.js';
+import type { JSONRPCId } from '../types.js';
 import type { PostStreamInput } from '../post-stream.js';
-import {
-  CANCELLED,
-  DISCOVER,
-  freePostId,
-  INITIALIZE,
-  INITIALIZED,
-  isRequest,
-  LISTEN,
-  NO_ATTEMPTS,
-  NO_SESSION,
-  requestIdsOf,
-  sessionOf,
-} from './messages.js';
+import { freePostId, NO_ATTEMPTS, requestIdsOf } from './messages.js';
 import { actions, isOffline } from './base.js';
 import type { ConnectionContext, DirectCallReport } from './types.js';
 
-/**
- * The tags by which the chart tells the facade what it may POST itself: a plain call (while the
- * gate is open), the initialize (`connecting`), notifications/initialized (`initializing`).
- */
-export const DIRECT_CALLS = 'directCalls';
-export const DIRECT_INITIALIZE = 'directInitialize';
-export const DIRECT_INITIALIZED_NOTICE = 'directInitializedNotice';
-
-/**
- * A message the direct path may carry while the gate is open: any but those the chart must see
- * itself: an initialize, a cancellation (R8 stops the cancelled request's stream first), the era
- * probe (E1, E10) and a `subscriptions/listen` (a child, E7).
- */
-export function isDirectCall(message: JSONRPCMessage): boolean {
-  if (!('method' in message)) return true;
-  const method = message.method;
-  return method !== INITIALIZE && method !== CANCELLED && method !== LISTEN && method !== DISCOVER;
-}
-
-/**
- * Whether a POST without a POST child is possible at all: not while streams are watched for
- * idleness (R9), which only a POST child does.
- */
-export function handshakeIsDirect(context: Pick<ConnectionContext, 'options'>): boolean {
-  return context.options.streamIdleTimeout === undefined;
-}
-
-/** What `directRoute` reads of the chart's snapshot. */
-export interface RouteSnapshot {
-  context: Pick<ConnectionContext, 'options' | 'sessionId' | 'protocolVersion'>;
-  hasTag(tag: string): boolean;
-}
-
-/** What `directRoute` reads of the caller's send options. */
-export interface RouteOptions {
-  resumptionToken?: string | undefined;
-  onresumptiontoken?: ((token: string) => void) | undefined;
-}
-
-/** Where a direct call goes: the session and protocol version it carries (H3). */
-export interface DirectRoute {
-  sessionId: string | undefined;
-  protocolVersion: string | undefined;
-}
-
-/**
- * Where a message goes: on the direct path (with the session it carries), or, undefined, through
- * the chart. Direct: a plain call (no resumption, no batch, no message the chart must see) while
- * the chart takes direct calls, or the handshake message the chart is waiting for (unless only a
- * POST child can carry it: R9's idle watch).
- */
-export function directRoute(
-  snapshot: RouteSnapshot,
-  message: JSONRPCMessage | JSONRPCMessage[],
-  options: RouteOptions | undefined,
-): DirectRoute | undefined {
-  if (Array.isArray(message) || options?.resumptionToken !== undefined || options?.onresumptiontoken !== undefined) return undefined;
-  if (snapshot.hasTag(DIRECT_CALLS)) return isDirectCall(message) ? sessionOf(snapshot.context, message) : undefined;
-  if (!handshakeIsDirect(snapshot.context)) return undefined;
-  if (snapshot.hasTag(DIRECT_INITIALIZED_NOTICE)) return isRequest(message, INITIALIZED) ? sessionOf(snapshot.context, message) : undefined;
-  return snapshot.hasTag(DIRECT_INITIALIZE) && isRequest(message, INITIALIZE) ? NO_SESSION : undefined;
-}
+export { directRoute, DIRECT_CALLS, DIRECT_INITIALIZE, DIRECT_INITIALIZED_NOTICE, handshakeIsDirect, isDirectCall } from './route.js';
+export type { DirectRoute, RouteOptions, RouteSnapshot } from './route.js';
 
 /**
  * A direct call whose stream ended before its response, taken over by a POST child: to resume it

@@ -100,8 +100,8 @@ export const connectionMachine = connectionSetup
 export type ConnectionMachine = typeof connectionMachine;
 
 export type * from './types.js';
-export type { DirectRoute, RouteOptions, RouteSnapshot } from './direct.js';
-export { directRoute, DIRECT_CALLS, DIRECT_INITIALIZE, DIRECT_INITIALIZED_NOTICE, handshakeIsDirect, isDirectCall } from './direct.js';
+export type { DirectRoute, RouteOptions, RouteSnapshot } from './route.js';
+export { directRoute, DIRECT_CALLS, DIRECT_INITIALIZE, DIRECT_INITIALIZED_NOTICE, handshakeIsDirect, isDirectCall } from './route.js';
 export {
   sessionOf,
   failCall,

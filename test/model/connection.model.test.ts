@@ -15,7 +15,7 @@
  * the coverage of the real chart counts the runs of both.
  */
 import { describe, expect, it } from 'vitest';
-import { connectionMachine } from '../../src/index.js';
+import { connectionMachine } from '../../machines/index.js';
 import { postStreamMachine } from '../../machines/post-stream.js';
 import { standaloneStreamMachine } from '../../machines/standalone-stream.js';
 import { Coverage, describeTransition, stateIdsOf, transitionsOf } from './coverage.js';
