@@ -1,6 +1,7 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import {
+  loadEngine,
   parseSavedState,
   StreamableHTTPClientTransport,
   type SavedTransportState,
@@ -70,18 +71,27 @@ function pageTransport(
   return { transport, memory };
 }
 
-createRoot(container).render(
-  <StrictMode>
-    {server === null ? (
-      <main>
-        <h1>MCP transport status</h1>
-        <p>
-          Add the MCP server to the address: <code>?server=http://127.0.0.1:PORT/mcp</code> (<code>npm run example</code> prints a complete
-          link).
-        </p>
-      </main>
-    ) : (
-      <App {...pageTransport(new URL(server, window.location.href), inspect)} server={server} era={era} />
-    )}
-  </StrictMode>,
-);
+/** The page, drawn once the chart engine is there (below). */
+const render = () => {
+  createRoot(container).render(
+    <StrictMode>
+      {server === null ? (
+        <main>
+          <h1>MCP transport status</h1>
+          <p>
+            Add the MCP server to the address: <code>?server=http://127.0.0.1:PORT/mcp</code> (<code>npm run example</code> prints a
+            complete link).
+          </p>
+        </main>
+      ) : (
+        <App {...pageTransport(new URL(server, window.location.href), inspect)} server={server} era={era} />
+      )}
+    </StrictMode>,
+  );
+};
+
+// The badge reads `transport.actor` before the Client connects, so the chart engine comes first (a page that
+// imports only the root gets it on the first start(); docs/inspection.md).
+loadEngine().then(render, (error: unknown) => {
+  container.textContent = `could not load the transport: ${String(error)}`;
+});
