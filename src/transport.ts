@@ -377,8 +377,17 @@ export class StreamableHTTPClientTransport {
   /** Ends the session (`DELETE`, unless `terminateOnClose: false`) and every stream, timer and request; safe to call twice. */
   close(): Promise<void> {
     const actor = this.chart();
-    // Before the engine loaded (the browser entry, before start()): the chart closes as from idle, once it is there.
-    if (actor === undefined) return loadEngine().then(() => this.close());
+    // Before the engine loaded (the browser entry, before start()): the chart closes as from idle, once it is there. If
+    // the engine cannot load, nothing was started to close: closed all the same (onclose once, as from idle).
+    if (actor === undefined) {
+      return loadEngine().then(
+        () => this.close(),
+        () => {
+          this.http.end();
+          this.onclose?.();
+        },
+      );
+    }
     const snapshot = actor.getSnapshot();
     if (snapshot.status !== 'active' || snapshot.matches('closed')) return Promise.resolve();
     return new Promise((resolve) => {

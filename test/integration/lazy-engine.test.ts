@@ -115,13 +115,17 @@ describe('the browser entry loads the chart engine on start()', () => {
     expect(textOf(await client.callTool({ name: 'echo', arguments: { text: 'again' } }))).toBe('again');
   });
 
-  it('U5: an engine chunk that fails to load rejects start() with an McpTransportError, sends nothing, and the next start() loads it', async () => {
+  it('U5, F1: an engine chunk that fails to load rejects start() with an McpTransportError and sends nothing; close() still closes (onclose once); the next start() loads it', async () => {
     vi.doMock('../../src/engine.js', () => {
       throw new Error('chunk load failed (planted)');
     });
     vi.resetModules();
     root = await import('../../src/index.js');
     const transport = lazyTransport();
+    let closes = 0;
+    transport.onclose = () => {
+      closes += 1;
+    };
     const failure = await transport.start().then(
       () => undefined,
       (error: unknown) => error,
@@ -129,6 +133,8 @@ describe('the browser entry loads the chart engine on start()', () => {
     expect(failure).toBeInstanceOf(root.McpTransportError);
     expect((failure as Error).message).toMatch(/chart engine/);
     expect(server.requests).toHaveLength(0);
+    await expect(transport.close()).resolves.toBeUndefined();
+    expect(closes).toBe(1);
     vi.doUnmock('../../src/engine.js');
     const client = newClient();
     opened.push(client);
