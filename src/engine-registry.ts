@@ -18,7 +18,7 @@ export interface Engine {
 }
 
 let registered: Engine | undefined;
-let loading: Promise<Engine> | undefined;
+let loading: Promise<void> | undefined;
 
 /** Makes the engine available synchronously (an entry that imports it eagerly). */
 export function registerEngine(engine: Engine): void {
@@ -39,12 +39,11 @@ export function loadEngine(): Promise<void> {
   loading ??= import('./engine.js').then(
     ({ engine }) => {
       registered ??= engine;
-      return registered;
     },
     (error: unknown) => {
       loading = undefined;
       throw new McpTransportError('could not load the transport chart engine (its chunk failed to load)', { cause: error });
     },
   );
-  return loading.then(() => undefined);
+  return loading;
 }
