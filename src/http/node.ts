@@ -12,6 +12,7 @@ import type * as Https from 'node:https';
 import { createConnection } from 'node:net';
 import type { HttpResponse, HttpSend, RequestControl, SenderOptions, TlsOptions } from './client.js';
 import { heldGet, heldHead } from './held-get.js';
+import { dropIdle, hasIdle, keepAliveHint, PoolAgent } from './pool.js';
 import { InvalidOptionsError } from '../../machines/errors.js';
 import { abortReason, drains, nodeResponse, signalSource, type AbortSource } from './node-response.js';
 import { loadProxyAgents, noProxy, proxyAgent, proxyAgentsLoaded, proxyChoice, type ProxyFor } from './proxy.js';
@@ -39,8 +40,10 @@ const inlineBodyChars = 16 * 1024;
  * whose answer ended as framed leaves its connection for the next held GET (held-get.ts, P4).
  */
 const ownConnection = (options: http.ClientRequestArgs) => createConnection(options as Parameters<typeof createConnection>[0]);
+/** Plain http without a proxy: the lean pool (pool.ts); https keeps Node's agent (its TLS options pool connections too). */
+const pool = new PoolAgent();
 const agents: { 'http:': http.Agent; 'https:': Https.Agent | undefined } = {
-  'http:': new http.Agent(keepAlive),
+  'http:': pool,
   'https:': undefined,
 };
 
@@ -223,9 +226,15 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
  */
 const drainWaitMs = 25;
 
+/** A plain-http request's origin as the pool names it (pool.ts): the host without brackets, the port (80 when the URL has none). */
+function poolOrigin(options: Https.RequestOptions): [string, number] {
+  return [options.hostname ?? 'localhost', options.port === '' || options.port == null ? 80 : Number(options.port)];
+}
+
 /** The agent keeps an idle connection for this request's origin. */
 function hasIdleSocket(options: Https.RequestOptions): boolean {
   const agent = options.agent;
+  if (agent === pool) return hasIdle(...poolOrigin(options));
   if (!(agent instanceof http.Agent)) return true;
   // Named as the agent names it: by `host` (Node copies `hostname` there before the agent sees a request).
   const idle = agent.freeSockets[agent.getName(Object.assign({}, options, { host: options.hostname }))];
@@ -291,6 +300,10 @@ function isStaleConnection(error: Error & { code?: unknown }): boolean {
  * been idle longer, and the server may have closed them too.
  */
 function dropIdleSockets(agent: unknown, options: Https.RequestOptions): void {
+  if (agent === pool) {
+    dropIdle(...poolOrigin(options));
+    return;
+  }
   if (!(agent instanceof http.Agent)) return;
   const idle = agent.freeSockets[agent.getName(Object.assign({}, options, { host: options.hostname }))];
   if (idle !== undefined) for (const socket of idle) socket.destroy();
@@ -351,6 +364,7 @@ function answer(
   });
   req.once('response', (res) => {
     again = undefined;
+    if (outgoing.options.agent === pool) keepAliveHint(res);
     // `on`, not `once`: 'close' comes once, and a held stream keeps no once-wrapper.
     res.on('close', () => {
       signal.offAbort(onAbort);
