@@ -137,7 +137,8 @@ export class PoolAgent extends http.Agent {
       req.onSocket(reused);
       return;
     }
-    const socket = createConnection({ host, port, keepAlive: true, keepAliveInitialDelay: 1_000 });
+    // As Node's agent makes them: no Nagle delay on a request written in pieces, TCP keep-alive probes after 1 s idle.
+    const socket = createConnection({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 1_000 });
     kept.set(socket, { origin, until: 0, allowMs: idleMs });
     socket.on('free', freed);
     socket.on('close', closed);
