@@ -13,6 +13,7 @@ import { createConnection, type Socket } from 'node:net';
 import type { ChunkReader, ChunkSource } from '../../machines/types.js';
 import type { HttpResponse } from './client.js';
 import { abortReason, contentDecoders, type AbortSource } from './node-response.js';
+import { idleMs, IdleSockets } from './pool.js';
 
 /** As Node's default `--max-http-header-size`: a longer head fails the request. */
 const maxHeadBytes = 16 * 1024;
@@ -104,64 +105,44 @@ const ignore = (): void => undefined;
 /**
  * P4, issue 44: the connections of held GETs whose answers ended as framed, kept for the next
  * held GET to the same `host:port` (a short session's GET, refused or ended, is otherwise a new
- * TCP connection, a TLS handshake where there is TLS, per session). At most `maxIdlePerOrigin`
- * per origin; an idle one is unref'd (it keeps no process alive) and closed after `idleMs`, as
- * the agents close theirs, before Node's server default of 5 s closes it under a request. One
- * that errors, closes or is written to while idle is dropped.
+ * TCP connection, a TLS handshake where there is TLS, per session). At most 4 per origin, for
+ * 4 s, as the pool keeps its own (pool.ts, `IdleSockets`): before Node's server default of 5 s
+ * closes one under a request. One that errors, closes or is written to while idle is dropped.
  */
-const idleSockets = new Map<string, Socket[]>();
-const maxIdlePerOrigin = 4;
-const idleMs = 4_000;
+const idleSockets = new IdleSockets(4);
 
-/** An idle socket's end (error, close, its idle time out, bytes no request asked for): out of the list, closed. Shared: no closure per socket. */
+/** An idle socket's end (error, close, bytes no request asked for): out of the list, closed. Shared: no closure per socket. */
 function idleGone(this: Socket): void {
-  for (const [origin, sockets] of idleSockets) {
-    const at = sockets.indexOf(this);
-    if (at === -1) continue;
-    sockets.splice(at, 1);
-    if (sockets.length === 0) idleSockets.delete(origin);
-    break;
-  }
+  idleSockets.remove(this);
   this.destroy();
 }
 
 /** Keeps `socket` (its answer ended as framed; no listener of a response left on it) for the next held GET to `origin`, or closes it. */
 function keepIdle(origin: string, socket: Socket): void {
-  const sockets = idleSockets.get(origin) ?? [];
-  if (sockets.length >= maxIdlePerOrigin || socket.destroyed) {
+  if (!idleSockets.keep(origin, socket, idleMs)) {
     socket.destroy();
     return;
   }
-  sockets.push(socket);
-  idleSockets.set(origin, sockets);
   socket.on('error', idleGone);
   socket.on('close', idleGone);
-  socket.on('timeout', idleGone);
   socket.on('data', idleGone);
-  socket.setTimeout(idleMs);
-  socket.unref();
   // Read while idle: the server's close (its end) and any byte it sends drop the connection at once.
   socket.resume();
 }
 
 /** The most recently idle socket kept for `origin`, taken out of the list and made a request's again; undefined when none. */
 function takeIdle(origin: string): Socket | undefined {
-  const sockets = idleSockets.get(origin);
-  const socket = sockets?.pop();
-  if (sockets?.length === 0) idleSockets.delete(origin);
+  const socket = idleSockets.take(origin);
   if (socket === undefined) return undefined;
   socket.off('error', idleGone);
   socket.off('close', idleGone);
-  socket.off('timeout', idleGone);
   socket.off('data', idleGone);
-  socket.setTimeout(0);
-  socket.ref();
   return socket;
 }
 
 /** How many sockets are kept idle for `host:port` (tests read it). */
 export function idleHeldSockets(host: string, port: number): number {
-  return idleSockets.get(`${host}:${port}`)?.length ?? 0;
+  return idleSockets.count(`${host}:${port}`);
 }
 
 /**

@@ -11,56 +11,134 @@
  *
  * An idle connection is kept for 4 s (as fetch's dispatcher keeps it), or 1 s less than the
  * server's `Keep-Alive: timeout=` says; a server that gives 1 s or less gets its connections
- * closed once their answer ended, as Node's agent does. At most `maxIdlePerOrigin` per origin.
+ * closed once their answer ended, as Node's agent does. At most 256 per origin.
  * https (the TLS options pool connections too) and proxies keep Node's agents.
  */
 import http from 'node:http';
 import { createConnection, type Socket } from 'node:net';
 
 /** How long an idle connection is kept when the server says nothing shorter. */
-const idleMs = 4_000;
-/** Node's agent default (`maxFreeSockets`). */
-const maxIdlePerOrigin = 256;
+export const idleMs = 4_000;
 /** How often idle connections are looked at (only while any is idle). */
 const sweepMs = 1_000;
 
-/** What the pool keeps of one connection it made: its origin and, while idle, when it must be closed. */
+/** Where an idle connection is kept, and until when (Date.now()). */
+interface IdleEntry {
+  origin: string;
+  until: number;
+}
+
+/**
+ * Idle connections by origin (`host:port`), the most recently kept last (handed out first, as
+ * Node's agent does): the pool's below and the held GETs' (held-get.ts). One past its time is
+ * never handed out; one shared sweep, running only while any is idle, closes those past their
+ * time. An idle connection is unref'd (it keeps no process alive) and ref'd again when taken.
+ * Whoever keeps one hears its close and calls `remove`.
+ */
+export class IdleSockets {
+  private readonly lists = new Map<string, Socket[]>();
+  private readonly entries = new WeakMap<Socket, IdleEntry>();
+  private sweeper: NodeJS.Timeout | undefined;
+
+  constructor(private readonly maxPerOrigin: number) {}
+
+  /** Keeps `socket` idle for `origin` for `ms`; false when it cannot be kept (destroyed, `ms` 0, the origin's list full): the caller closes it. */
+  keep(origin: string, socket: Socket, ms: number): boolean {
+    const sockets = this.lists.get(origin) ?? [];
+    if (ms <= 0 || socket.destroyed || sockets.length >= this.maxPerOrigin) return false;
+    const until = Date.now() + ms;
+    const entry = this.entries.get(socket);
+    if (entry === undefined) this.entries.set(socket, { origin, until });
+    else {
+      entry.origin = origin;
+      entry.until = until;
+    }
+    sockets.push(socket);
+    this.lists.set(origin, sockets);
+    socket.unref();
+    this.sweeper ??= setInterval(() => {
+      this.sweep();
+    }, sweepMs).unref();
+    return true;
+  }
+
+  /** The most recently kept idle connection of `origin` still within its time, taken out of the list and ref'd; those past their time are closed. */
+  take(origin: string): Socket | undefined {
+    const sockets = this.lists.get(origin);
+    if (sockets === undefined) return undefined;
+    const now = Date.now();
+    for (let socket = sockets.pop(); socket !== undefined; socket = sockets.pop()) {
+      if (!socket.destroyed && now <= (this.entries.get(socket)?.until ?? 0)) {
+        if (sockets.length === 0) this.forget(origin);
+        socket.ref();
+        return socket;
+      }
+      socket.destroy();
+    }
+    this.forget(origin);
+    return undefined;
+  }
+
+  /** A connection closed or failed: out of its list, if it is idle there. */
+  remove(socket: Socket): void {
+    const entry = this.entries.get(socket);
+    const sockets = entry === undefined ? undefined : this.lists.get(entry.origin);
+    if (entry === undefined || sockets === undefined) return;
+    const at = sockets.lastIndexOf(socket);
+    if (at === -1) return;
+    sockets.splice(at, 1);
+    if (sockets.length === 0) this.forget(entry.origin);
+  }
+
+  /** Whether an idle connection within its time is kept for `origin`. */
+  has(origin: string): boolean {
+    const now = Date.now();
+    return this.lists.get(origin)?.some((socket) => now <= (this.entries.get(socket)?.until ?? 0)) ?? false;
+  }
+
+  /** Closes the idle connections of `origin` (each leaves its list as it closes). */
+  drop(origin: string): void {
+    for (const socket of this.lists.get(origin) ?? []) socket.destroy();
+  }
+
+  /** How many connections are idle for `origin` (tests read it). */
+  count(origin: string): number {
+    return this.lists.get(origin)?.length ?? 0;
+  }
+
+  /** No connection idle for `origin` any more; the sweep stops once none is idle anywhere. */
+  private forget(origin: string): void {
+    this.lists.delete(origin);
+    if (this.lists.size === 0 && this.sweeper !== undefined) {
+      clearInterval(this.sweeper);
+      this.sweeper = undefined;
+    }
+  }
+
+  /** Closes the idle connections past their time (each then leaves its list as it closes). */
+  private sweep(): void {
+    const now = Date.now();
+    for (const sockets of this.lists.values()) {
+      for (const socket of sockets) if (now > (this.entries.get(socket)?.until ?? 0)) socket.destroy();
+    }
+  }
+}
+
+/** The pool's idle connections: at most 256 per origin, Node's agent's default (`maxFreeSockets`). */
+const idle = new IdleSockets(256);
+
+/** What the pool keeps of a connection it made: its origin, and the idle time the last answer on it allowed. */
 interface Kept {
   readonly origin: string;
-  /** Date.now() after which the idle connection is closed; set when it is freed. */
-  until: number;
-  /** The idle time the last answer on it allowed (the server's hint), in ms; 0: not to be kept. */
+  /** The server's hint for the answer being read, in ms (`keepAliveHint`); 0: not to be kept. */
   allowMs: number;
 }
 
 const kept = new WeakMap<Socket, Kept>();
-/** The idle connections by origin (`host:port`), the most recently freed last. */
-const idle = new Map<string, Socket[]>();
-let sweeper: NodeJS.Timeout | undefined;
-
-/** Out of its origin's idle list, if it is there. */
-function unlist(socket: Socket, origin: string): void {
-  const sockets = idle.get(origin);
-  if (sockets === undefined) return;
-  const at = sockets.lastIndexOf(socket);
-  if (at === -1) return;
-  sockets.splice(at, 1);
-  if (sockets.length === 0) forget(origin);
-}
-
-/** No connection idle for `origin` any more; the sweep stops once none is idle anywhere. */
-function forget(origin: string): void {
-  idle.delete(origin);
-  if (idle.size === 0 && sweeper !== undefined) {
-    clearInterval(sweeper);
-    sweeper = undefined;
-  }
-}
 
 /** A connection closed (idle or not): never handed out again. Shared: no closure per connection. */
 function closed(this: Socket): void {
-  const entry = kept.get(this);
-  if (entry !== undefined) unlist(this, entry.origin);
+  idle.remove(this);
 }
 
 /**
@@ -75,43 +153,9 @@ function ignore(): void {
 function freed(this: Socket): void {
   const entry = kept.get(this);
   if (entry === undefined) return;
-  const sockets = idle.get(entry.origin) ?? [];
-  if (entry.allowMs === 0 || this.destroyed || !this.writable || sockets.length >= maxIdlePerOrigin) {
-    this.destroy();
-    return;
-  }
-  entry.until = Date.now() + entry.allowMs;
+  const allowMs = entry.allowMs;
   entry.allowMs = idleMs;
-  sockets.push(this);
-  idle.set(entry.origin, sockets);
-  // An idle connection keeps no process alive.
-  this.unref();
-  sweeper ??= setInterval(sweep, sweepMs).unref();
-}
-
-/** Closes the idle connections past their time (each then leaves its list as it closes). */
-function sweep(): void {
-  const now = Date.now();
-  for (const sockets of idle.values()) {
-    for (const socket of sockets) if (now > (kept.get(socket)?.until ?? 0)) socket.destroy();
-  }
-}
-
-/** The most recently freed idle connection of `origin` still within its time, taken out of the list. */
-function take(origin: string): Socket | undefined {
-  const sockets = idle.get(origin);
-  if (sockets === undefined) return undefined;
-  const now = Date.now();
-  for (let socket = sockets.pop(); socket !== undefined; socket = sockets.pop()) {
-    if (!socket.destroyed && now <= (kept.get(socket)?.until ?? 0)) {
-      if (sockets.length === 0) forget(origin);
-      socket.ref();
-      return socket;
-    }
-    socket.destroy();
-  }
-  forget(origin);
-  return undefined;
+  if (!this.writable || !idle.keep(entry.origin, this, allowMs)) this.destroy();
 }
 
 /** What Node hands `addRequest`: the request's options, `host` and `port` filled in. */
@@ -130,7 +174,7 @@ export class PoolAgent extends http.Agent {
     const host = options.host ?? 'localhost';
     const port = Number(options.port ?? 80);
     const origin = `${host}:${port}`;
-    const reused = take(origin);
+    const reused = idle.take(origin);
     if (reused !== undefined) {
       // N7 reads it: a failure before any byte of the answer on a reused connection is sent again.
       req.reusedSocket = true;
@@ -139,7 +183,7 @@ export class PoolAgent extends http.Agent {
     }
     // As Node's agent makes them: no Nagle delay on a request written in pieces, TCP keep-alive probes after 1 s idle.
     const socket = createConnection({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 1_000 });
-    kept.set(socket, { origin, until: 0, allowMs: idleMs });
+    kept.set(socket, { origin, allowMs: idleMs });
     socket.on('free', freed);
     socket.on('close', closed);
     socket.on('error', ignore);
@@ -166,16 +210,15 @@ export function keepAliveHint(res: http.IncomingMessage): void {
 
 /** Whether an idle connection within its time is kept for `host:port`. */
 export function hasIdle(host: string, port: number): boolean {
-  const now = Date.now();
-  return idle.get(`${host}:${port}`)?.some((socket) => now <= (kept.get(socket)?.until ?? 0)) ?? false;
+  return idle.has(`${host}:${port}`);
 }
 
 /** N7: closes the idle connections of `host:port` (the server may have closed them too). */
 export function dropIdle(host: string, port: number): void {
-  for (const socket of idle.get(`${host}:${port}`)?.slice() ?? []) socket.destroy();
+  idle.drop(`${host}:${port}`);
 }
 
 /** How many connections are idle for `host:port` (tests read it). */
 export function idleCount(host: string, port: number): number {
-  return idle.get(`${host}:${port}`)?.length ?? 0;
+  return idle.count(`${host}:${port}`);
 }
