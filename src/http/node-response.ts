@@ -84,8 +84,8 @@ function codingsOf(header: string): string[] | undefined {
 }
 
 /**
- * A body's bytes decoded as fetch decodes them, for a reader of raw bytes (the held GET,
- * `held-get.ts`): the returned function takes each chunk, then undefined at the body's end; the
+ * A body's bytes decoded as fetch decodes them, for a reader of raw bytes (the HTTP/1.1 client,
+ * `h1.ts`): the returned function takes each chunk, then undefined at the body's end; the
  * decoded bytes, their end or a decoding failure go to `to`. Undefined when there is nothing to
  * undo (or a coding is unknown: the body is given as sent). The first compressed answer waits for
  * `node:zlib` to load; its bytes are queued meanwhile.
@@ -165,7 +165,8 @@ const impatientAfter = 2;
 /** How long requests do not wait for a draining body after that. */
 const impatientMs = 10_000;
 
-function drainEnded(): void {
+/** P4: a body counted in `drains` ended (or was cut): one waiting request goes. */
+export function drainEnded(): void {
   drains.count--;
   const next = drains.waiters.shift();
   // After Node's own 'end' handlers: the connection is back in the agent's pool a tick later.

@@ -1,7 +1,8 @@
 /// <reference types="node" />
 /**
- * H11: the Node HTTP client used when the caller passes no `fetch`: `node:http`/`node:https`
- * with one shared keep-alive agent each. It answers with the part of a WHATWG `Response` the
+ * H11: the Node HTTP client used when the caller passes no `fetch`: for plain http without a
+ * proxy, the small HTTP/1.1 client of `h1.ts`; otherwise `node:http`/`node:https` with one shared
+ * keep-alive agent each. It answers with the part of a WHATWG `Response` the
  * exchanges read (`HttpResponse`), so status handling, body limits and error classification stay
  * in one place above it, the same for both clients: `node-response.ts` makes that answer,
  * `proxy.ts` chooses a request's proxy (N1). Only the Node entry (`src/node.ts`) imports this
@@ -11,8 +12,7 @@ import http from 'node:http';
 import type * as Https from 'node:https';
 import { createConnection } from 'node:net';
 import type { HttpResponse, HttpSend, RequestControl, SenderOptions, TlsOptions } from './client.js';
-import { heldGet, heldHead } from './held-get.js';
-import { dropIdle, hasIdle, keepAliveHint, PoolAgent } from './pool.js';
+import { h1Request, hasIdleSocket as hasIdleH1, requestHead, type RequestHead } from './h1.js';
 import { InvalidOptionsError } from '../../machines/errors.js';
 import { abortReason, drains, nodeResponse, signalSource, type AbortSource } from './node-response.js';
 import { loadProxyAgents, noProxy, proxyAgent, proxyAgentsLoaded, proxyChoice, type ProxyFor } from './proxy.js';
@@ -32,18 +32,16 @@ const keepAlive = { keepAlive: true, timeout: 4_000 };
 /** The longest request body sent as a string (see `nodeRequest`); a longer one is sent as one Buffer. */
 const inlineBodyChars = 16 * 1024;
 /**
- * A plain-http GET without a proxy (the standalone stream, a resume) is a stream held open for as
- * long as the server keeps it: it gets a connection of its own instead of one of the agent's.
- * The agent keeps, per socket it lends, two null-prototype copies of the request's options and
- * four listener closures over them, and arms the socket's idle timer; without it a held stream
- * keeps ~2 KiB less (issue 44; docs/benchmark.md, "What a held session is made of"). A GET
- * whose answer ended as framed leaves its connection for the next held GET (held-get.ts, P4).
+ * A plain-http GET without a proxy that `h1.ts` cannot write as given (URL credentials, a header
+ * value beyond ASCII) is still a stream held open for as long as the server keeps it: it gets a
+ * connection of its own instead of one of the agent's. The agent keeps, per socket it lends, two
+ * null-prototype copies of the request's options and four listener closures over them, and arms
+ * the socket's idle timer (issue 44; docs/benchmark.md, "What a held session is made of").
  */
 const ownConnection = (options: http.ClientRequestArgs) => createConnection(options as Parameters<typeof createConnection>[0]);
-/** Plain http without a proxy: the lean pool (pool.ts); https keeps Node's agent (its TLS options pool connections too). */
-const pool = new PoolAgent();
+/** http's agent serves only what `h1.ts` cannot write as given, and proxies; https keeps Node's agent (its TLS options pool connections too). */
 const agents: { 'http:': http.Agent; 'https:': Https.Agent | undefined } = {
-  'http:': pool,
+  'http:': new http.Agent(keepAlive),
   'https:': undefined,
 };
 
@@ -167,17 +165,15 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
   if (body !== undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
   const transport = url.protocol === 'https:' && https !== undefined ? https : http;
   const userinfo = url.username !== '' || url.password !== '';
-  const held = method === 'GET' && proxy === undefined && url.protocol === 'http:';
+  const plain = proxy === undefined && url.protocol === 'http:';
+  const held = method === 'GET' && plain;
   // H11: it says keep-alive as fetch does (Node would write `close` for a request without an agent).
-  if (held && !('connection' in headers)) headers.connection = 'keep-alive';
-  if (held && !userinfo && body === undefined) {
-    // Issue 44: a held GET is read on its own socket, without node:http's objects (held-get.ts).
-    const list = headerList(url, method, false, headers);
-    const head = list === undefined ? undefined : heldHead(url.pathname + url.search, list);
-    if (head !== undefined) {
-      const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
-      return heldGet(host, url.port === '' ? 80 : Number(url.port), head, signal);
-    }
+  if (plain && !('connection' in headers)) headers.connection = 'keep-alive';
+  if (plain && !userinfo) {
+    // Issue 44: plain http goes through the small HTTP/1.1 client (h1.ts), without node:http's objects.
+    const list = headerList(url, method, body !== undefined, headers);
+    const head = list === undefined ? undefined : requestHead(method, url.pathname + url.search, list);
+    if (head !== undefined) return h1(url, method, head, body, signal, control);
   }
   const options: Https.RequestOptions = {
     protocol: url.protocol,
@@ -211,7 +207,9 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
     }
     const outgoing: Outgoing = { transport, options, body, control };
     if (drains.count > drains.waiters.length && proxy === undefined && drains.patient() && !hasIdleSocket(options)) {
-      awaitDrain(outgoing, method, signal, resolve, reject);
+      awaitDrain(signal, reject, () => {
+        answer(outgoing, true, transport.request(options), method, signal, resolve, reject);
+      });
       return;
     }
     answer(outgoing, true, transport.request(options), method, signal, resolve, reject);
@@ -226,15 +224,34 @@ function nodeRequest(url: URL, init: RequestInit, control: RequestControl | unde
  */
 const drainWaitMs = 25;
 
-/** A plain-http request's origin as the pool names it (pool.ts): the host without brackets, the port (80 when the URL has none). */
-function poolOrigin(options: Https.RequestOptions): [string, number] {
-  return [options.hostname ?? 'localhost', options.port === '' || options.port == null ? 80 : Number(options.port)];
+/**
+ * A request through `h1.ts`. P4: a call (not a held GET) waits for a connection about to be free
+ * (`awaitDrain`) when no idle one is kept for its origin.
+ */
+function h1(
+  url: URL,
+  method: string,
+  head: RequestHead,
+  body: string | Buffer | undefined,
+  signal: AbortSource,
+  control: RequestControl | undefined,
+): Promise<HttpResponse> {
+  const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const port = url.port === '' ? 80 : Number(url.port);
+  const resent = control?.resent;
+  if (method === 'GET' || drains.count <= drains.waiters.length || !drains.patient() || hasIdleH1(host, port)) {
+    return h1Request(host, port, head, body, signal, resent);
+  }
+  return new Promise((resolve, reject) => {
+    awaitDrain(signal, reject, () => {
+      resolve(h1Request(host, port, head, body, signal, resent));
+    });
+  });
 }
 
 /** The agent keeps an idle connection for this request's origin. */
 function hasIdleSocket(options: Https.RequestOptions): boolean {
   const agent = options.agent;
-  if (agent === pool) return hasIdle(...poolOrigin(options));
   if (!(agent instanceof http.Agent)) return true;
   // Named as the agent names it: by `host` (Node copies `hostname` there before the agent sees a request).
   const idle = agent.freeSockets[agent.getName(Object.assign({}, options, { host: options.hostname }))];
@@ -247,13 +264,7 @@ function hasIdleSocket(options: Https.RequestOptions): boolean {
  * end comes apart no longer open a connection each time the next call starts before the previous
  * body's end arrived (docs/benchmark.md, "Connections"). Each waiter takes one draining body.
  */
-function awaitDrain(
-  outgoing: Outgoing,
-  method: string,
-  signal: AbortSource,
-  resolve: (response: HttpResponse | Promise<HttpResponse>) => void,
-  reject: (reason: unknown) => void,
-): void {
+function awaitDrain(signal: AbortSource, reject: (reason: unknown) => void, go: () => void): void {
   let sent = false;
   const send = (timedOut?: boolean) => {
     if (sent) return;
@@ -267,7 +278,7 @@ function awaitDrain(
       reject(abortReason(signal));
       return;
     }
-    answer(outgoing, true, outgoing.transport.request(outgoing.options), method, signal, resolve, reject);
+    go();
   };
   // The wait runs out only after the event loop has read what arrived meanwhile: a loop held up
   // past the wait (a busy machine) fires this timer in the same turn as the body's end became
@@ -300,10 +311,6 @@ function isStaleConnection(error: Error & { code?: unknown }): boolean {
  * been idle longer, and the server may have closed them too.
  */
 function dropIdleSockets(agent: unknown, options: Https.RequestOptions): void {
-  if (agent === pool) {
-    dropIdle(...poolOrigin(options));
-    return;
-  }
   if (!(agent instanceof http.Agent)) return;
   const idle = agent.freeSockets[agent.getName(Object.assign({}, options, { host: options.hostname }))];
   if (idle !== undefined) for (const socket of idle) socket.destroy();
@@ -364,7 +371,6 @@ function answer(
   });
   req.once('response', (res) => {
     again = undefined;
-    if (outgoing.options.agent === pool) keepAliveHint(res);
     // `on`, not `once`: 'close' comes once, and a held stream keeps no once-wrapper.
     res.on('close', () => {
       signal.offAbort(onAbort);

@@ -4,15 +4,26 @@
  * rather than open a new one. Connections are counted by a TCP proxy that sends each body's end in a
  * packet of its own: cutting the body at the response (the old P4) closed the connection each time.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '../../src/node.js';
 import { startV2Server } from '../support/v2-server.js';
 import { startSplitProxy } from '../support/split-proxy.js';
 import { cleanups, runCleanups, serve } from '../support/cleanups.js';
+import { drains } from '../../src/http/node-response.js';
 
 afterEach(runCleanups);
+
+/**
+ * P4's patience is the process's (node-response.ts, `drains`): two waits in a row that ran out
+ * stop requests waiting for 10 s. A file before this one in the worker (the soak's stalled
+ * streams) may have left it so: each test here starts from a process that never waited.
+ */
+beforeEach(() => {
+  drains.misses = 0;
+  drains.timedOutAt = Number.NEGATIVE_INFINITY;
+});
 
 const calls = 100;
 

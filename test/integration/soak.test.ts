@@ -73,6 +73,7 @@ it(
       const proxy = await startFaultProxy({ sse: true, keepAliveMs: 100 });
       let requests: ProxiedRequest[] = [];
       let outcomes: Outcome[] = [];
+      let n7Warnings = 0;
       const delivered: JSONRPCMessage[] = [];
       try {
         const postCuts: ProxyRule = {
@@ -137,7 +138,11 @@ it(
             }
           };
           await Promise.all(Array.from({ length: inFlight }, worker));
-          expect(errors).toEqual([]);
+          // N7: a resume the proxy resets before its head, on a connection kept from an earlier
+          // request, is what a stale keep-alive connection looks like: it goes again once, with a
+          // warning (counted against the proxy's resets below). Nothing else may be reported.
+          n7Warnings = errors.filter((error) => error.message.endsWith('(N7)')).length;
+          expect(errors.filter((error) => !error.message.endsWith('(N7)'))).toEqual([]);
         } finally {
           await client.close();
         }
@@ -203,6 +208,7 @@ it(
           }
         });
       }
+      expect(n7Warnings).toBeLessThanOrEqual(requests.filter((r) => r.rule?.reset === true).length);
       const cuts = requests.filter((r) => r.outcome === 'cut');
       const resumes = requests.filter((r) => r.method === 'GET' && r.lastEventId !== undefined);
       const stalled = requests.filter((r) => r.rule?.stallBody !== undefined);
@@ -215,6 +221,7 @@ it(
         resumeCuts: cuts.filter((r) => r.method === 'GET').length,
         stalledStreams: stalled.length,
         refusedResumes: resumes.filter((r) => r.status === 503).length,
+        resentAfterReset: n7Warnings,
         duplicatedStreams: requests.filter((r) => r.rule?.duplicate === true).length,
         resumes: resumes.length,
         maxReconnectDelayMs: Math.round(Math.max(...delays)),

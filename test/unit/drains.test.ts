@@ -4,13 +4,16 @@
  * row (a server whose streams go on after their answer) stop the waiting for a while; a wait that
  * ends with a freed connection starts the count again.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { drains } from '../../src/http/node-response.js';
 
-afterEach(() => {
+/** A process that never waited: before each (a file before this one in the worker may have left waits that ran out), and after each (for the files after it). */
+function neverWaited(): void {
   drains.misses = 0;
   drains.timedOutAt = Number.NEGATIVE_INFINITY;
-});
+}
+beforeEach(neverWaited);
+afterEach(neverWaited);
 
 describe('P4: patience of the drain wait', () => {
   it('P4: one wait that runs out leaves requests waiting; a second in a row stops them', () => {

@@ -1,6 +1,6 @@
 /**
- * H11, P4, N7: the keep-alive pool of plain-http requests (src/http/pool.ts), through the Node
- * client (`nodeSend`), against a `node:http` server on 127.0.0.1 that counts its connections: one
+ * H11, P4, N7: the keep-alive pool of plain-http requests (src/http/pool.ts, kept by src/http/h1.ts),
+ * through the Node client (`nodeSend`), against a `node:http` server on 127.0.0.1 that counts its connections: one
  * connection carries sequential requests; the server's `Keep-Alive: timeout=` bounds how long an
  * idle one is kept (1 s or less: not kept); an idle one past its time is not handed out, and the
  * sweep closes it; one the server closed or reset while idle is dropped without an uncaught
@@ -10,7 +10,7 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { nodeSend } from '../../src/http/node.js';
-import { idleCount } from '../../src/http/pool.js';
+import { idleSocketCount as idleCount } from '../../src/http/h1.js';
 import type { HttpSend } from '../../src/http/client.js';
 import { until } from '../support/harness.js';
 

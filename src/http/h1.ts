@@ -1,18 +1,29 @@
 /// <reference types="node" />
 /**
- * H11, issue 44: a plain-http GET without a proxy (the standalone stream, a resume) on a socket
- * of its own, read by a small HTTP/1.1 response reader instead of `node:http`. Such a stream is
- * held for a session's life; `node:http` keeps for it a `ClientRequest` (and its header text), an
- * `IncomingMessage`, an `HTTPParser` and the streams' states. Here it keeps the socket, this
- * object and the answer's raw header strings (docs/benchmark.md, "What a held session is made
- * of"). It answers as `NodeResponse` does (status, headers from the raw list, the body chunk by
- * chunk, decoded as fetch decodes it), so status handling, cookies and errors stay in the
- * exchanges above. Only `node.ts` uses it, for a GET whose headers it can write as given.
+ * H11, issue 44: a small HTTP/1.1 client for plain-http requests without a proxy (every POST,
+ * GET and DELETE whose head it can write as given), in place of `node:http`: the request's head
+ * and body go out in one write on a kept-alive connection of the origin or a new one, and the
+ * answer is read by the response reader below.
+ *
+ * - A held stream (the standalone GET, a resume) lives for a session's life: `node:http` keeps
+ *   for it a `ClientRequest` (and its header text), an `IncomingMessage`, an `HTTPParser` and the
+ *   streams' states. Here it keeps the socket, this object and the answer's raw header string
+ *   (docs/benchmark.md, "What a held session is made of").
+ * - A call: `node:http`, its agent and its streams were ~40 µs of a modern JSON call's ~300 µs
+ *   of client CPU here, and its head and body went out as two buffers in one `writev`
+ *   (docs/benchmark.md, "Per call").
+ *
+ * It answers as `NodeResponse` does (status, headers from the raw list, the body chunk by chunk,
+ * decoded as fetch decodes it), so status handling, cookies and errors stay in the exchanges
+ * above. It keeps the behaviours of Node's agent that the transport relies on: N7 (a request
+ * that meets a kept connection the server had closed goes again once on a new one, and says
+ * so), P4 (a body in its grace is counted in `drains`; its connection is kept for the next
+ * request), the server's `Keep-Alive: timeout=`. Only `node.ts` uses it.
  */
 import { createConnection, type Socket } from 'node:net';
 import type { ChunkReader, ChunkSource } from '../../machines/types.js';
 import type { HttpResponse } from './client.js';
-import { abortReason, contentDecoders, type AbortSource } from './node-response.js';
+import { abortReason, contentDecoders, drainEnded, drains, type AbortSource } from './node-response.js';
 import { idleMs, IdleSockets } from './pool.js';
 
 /** As Node's default `--max-http-header-size`: a longer head fails the request. */
@@ -22,22 +33,29 @@ const maxSizeLine = 1024;
 
 /** A header name Node would write (RFC 9110 token). */
 const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** A header value Node would write: no CR, LF or NUL. */
-const badValue = /[\r\n\0]/;
+/**
+ * A header value written here: visible ASCII, space and tab. Node also writes the bytes 0x80–0xFF
+ * (as latin1 without a body, as UTF-8 joined to a string body): such a value goes to `node:http`.
+ */
+const plainValue = /^[\t\x20-\x7e]*$/;
+
+/** A request's head, written with a string body as one UTF-8 string: ASCII only (see `plainValue`). */
+export type RequestHead = string & { readonly ascii: unique symbol };
 
 /**
- * The request's head as written, or undefined when a header is one `node:http` would refuse
- * (the request then goes there, to fail as it always did).
+ * The request's head as written, or undefined when a header is one `node:http` would refuse or
+ * write otherwise (the request then goes there, to be sent or to fail as it always did).
  */
-export function heldHead(path: string, list: readonly string[]): string | undefined {
-  let head = `GET ${path} HTTP/1.1\r\n`;
+export function requestHead(method: string, path: string, list: readonly string[]): RequestHead | undefined {
+  if (!token.test(method) || !/^[\x21-\x7e]+$/.test(path)) return undefined;
+  let head = `${method} ${path} HTTP/1.1\r\n`;
   for (let i = 0; i + 1 < list.length; i += 2) {
     const name = list[i] as string;
     const value = list[i + 1] as string;
-    if (!token.test(name) || badValue.test(value)) return undefined;
+    if (!token.test(name) || !plainValue.test(value)) return undefined;
     head += `${name}: ${value}\r\n`;
   }
-  return `${head}\r\n`;
+  return `${head}\r\n` as RequestHead;
 }
 
 /**
@@ -102,14 +120,21 @@ function terminated(cause: unknown): TypeError {
 
 const ignore = (): void => undefined;
 
+/** The connection closed before an answer's head: named as `node:http` names it (N7's warning and retry cause read it). */
+function hangUp(): Error {
+  return Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+}
+
+/** The reader of a body read only to free its connection. */
+const unread: ChunkReader = { chunk: ignore, end: ignore, fail: ignore };
+
 /**
- * P4, issue 44: the connections of held GETs whose answers ended as framed, kept for the next
- * held GET to the same `host:port` (a short session's GET, refused or ended, is otherwise a new
- * TCP connection, a TLS handshake where there is TLS, per session). At most 4 per origin, for
- * 4 s, as the pool keeps its own (pool.ts, `IdleSockets`): before Node's server default of 5 s
- * closes one under a request. One that errors, closes or is written to while idle is dropped.
+ * P4, issue 44: the connections whose answers ended as framed, kept for the next request to the
+ * same `host:port`. At most 256 per origin (Node's agent's `maxFreeSockets`), for 4 s or 1 s less
+ * than the server's `Keep-Alive: timeout=` (pool.ts, `IdleSockets`): before Node's server default
+ * of 5 s closes one under a request. One that errors, closes or is written to while idle is dropped.
  */
-const idleSockets = new IdleSockets(4);
+const idleSockets = new IdleSockets(256);
 
 /** An idle socket's end (error, close, bytes no request asked for): out of the list, closed. Shared: no closure per socket. */
 function idleGone(this: Socket): void {
@@ -117,9 +142,9 @@ function idleGone(this: Socket): void {
   this.destroy();
 }
 
-/** Keeps `socket` (its answer ended as framed; no listener of a response left on it) for the next held GET to `origin`, or closes it. */
-function keepIdle(origin: string, socket: Socket): void {
-  if (!idleSockets.keep(origin, socket, idleMs)) {
+/** Keeps `socket` (its answer ended as framed; no listener of a response left on it) for `ms` for the next request to `origin`, or closes it. */
+function keepIdle(origin: string, socket: Socket, ms: number): void {
+  if (!idleSockets.keep(origin, socket, ms)) {
     socket.destroy();
     return;
   }
@@ -140,19 +165,51 @@ function takeIdle(origin: string): Socket | undefined {
   return socket;
 }
 
-/** How many sockets are kept idle for `host:port` (tests read it). */
-export function idleHeldSockets(host: string, port: number): number {
+/** How many connections are kept idle for `host:port` (tests read it). */
+export function idleSocketCount(host: string, port: number): number {
   return idleSockets.count(`${host}:${port}`);
 }
 
+/** P4: whether a connection within its time is kept idle for `host:port`. */
+export function hasIdleSocket(host: string, port: number): boolean {
+  return idleSockets.has(`${host}:${port}`);
+}
+
+/** A new connection, as Node's agent makes them: no Nagle delay, TCP keep-alive probes after 1 s idle. */
+function connect(host: string, port: number): Socket {
+  return createConnection({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 1_000 });
+}
+
+/** N7: told when a request went again on a new connection, with its body (`RequestControl.resent`). */
+export type Resent = (cause: Error, body: string | undefined) => void;
+
+/** What sending a request again takes (N7). */
+interface Outgoing {
+  host: string;
+  port: number;
+  head: RequestHead;
+  body: string | Buffer | undefined;
+  resent: Resent | undefined;
+}
+
 /**
- * Sends the GET `head` to `host:port`, on a connection a held GET before it left idle or on one
- * of its own, and answers as fetch would: the promise settles with the answer once its head is
- * read, or fails with fetch's TypeError('fetch failed') (or the abort's reason). A kept
- * connection that fails or closes before any byte of the answer (the server closed it as it
- * went idle) is replaced once by a new one: the GET is sent again there.
+ * Sends `head` and `body` to `host:port`, on a connection an earlier request left idle or on a
+ * new one, and answers as fetch would: the promise settles with the answer once its head is
+ * read, or fails with fetch's TypeError('fetch failed') (or the abort's reason).
+ *
+ * N7: a kept connection that fails or closes before any byte of the answer (the server closed it
+ * as it went idle) is replaced once by a new one, the other idle connections of the origin are
+ * closed, the request is sent again there, and `resent` hears of it. Not on a new connection,
+ * nor after a byte of the answer: the server may have received it.
  */
-export function heldGet(host: string, port: number, head: string, signal: AbortSource): Promise<HttpResponse> {
+export function h1Request(
+  host: string,
+  port: number,
+  head: RequestHead,
+  body: string | Buffer | undefined,
+  signal: AbortSource,
+  resent: Resent | undefined,
+): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) {
       reject(abortReason(signal));
@@ -160,14 +217,14 @@ export function heldGet(host: string, port: number, head: string, signal: AbortS
     }
     const origin = `${host}:${port}`;
     const kept = takeIdle(origin);
-    const response = new HeldResponse(kept ?? createConnection({ host, port, noDelay: true }), origin, signal, resolve, reject);
-    if (kept !== undefined) response.retryOnce(host, port, head);
-    response.send(head);
+    const response = new H1Response(kept ?? connect(host, port), origin, signal, resolve, reject);
+    if (kept !== undefined) response.retryOnce({ host, port, head, body, resent });
+    response.send(head, body);
   });
 }
 
-/** One held GET: the socket's listener, the response reader and the answer (`HttpResponse`, `ChunkSource`). */
-export class HeldResponse implements HttpResponse, ChunkSource {
+/** One request's answer: the socket's listener, the response reader and the answer (`HttpResponse`, `ChunkSource`). */
+export class H1Response implements HttpResponse, ChunkSource {
   readonly type = 'basic';
   status = 0;
   statusText = '';
@@ -186,12 +243,16 @@ export class HeldResponse implements HttpResponse, ChunkSource {
   private ended = false;
   private failure: unknown;
   private stream: ReadableStream<Uint8Array> | undefined;
-  /** The answer may leave its connection for the next held GET: HTTP/1.1, no `Connection: close`. */
+  /** The answer may leave its connection for the next request: HTTP/1.1, no `Connection: close`. */
   private reusable = false;
+  /** How long its connection may stay idle after it (the server's `Keep-Alive: timeout=`). */
+  private idleFor = idleMs;
+  /** P4: 1 while counted in `drains`, 2 once it ended. */
+  private drain: 0 | 1 | 2 = 0;
   /** The connection is no longer this answer's (kept idle for another, or closed): nothing here touches it again. */
   private released = false;
-  /** While a kept connection has given no byte: where to send the GET again, once, if it fails. */
-  private retry: { host: string; port: number; head: string } | undefined;
+  /** While a kept connection has given no byte: the request to send again, once, if it fails (N7). */
+  private retry: Outgoing | undefined;
 
   constructor(
     private socket: Socket,
@@ -218,14 +279,34 @@ export class HeldResponse implements HttpResponse, ChunkSource {
     socket.off('close', this.onClose);
   }
 
-  /** The connection was kept from an earlier GET: if it fails before any byte, the GET goes again on a new one. */
-  retryOnce(host: string, port: number, head: string): void {
-    this.retry = { host, port, head };
+  /** The connection was kept from an earlier request: if it fails before any byte, the request goes again on a new one (N7). */
+  retryOnce(outgoing: Outgoing): void {
+    this.retry = outgoing;
   }
 
-  /** Writes the request's head. */
-  send(head: string): void {
-    this.socket.write(head, 'latin1');
+  /** Writes the request: its head and a string body as one string (one write), a Buffer body after it. */
+  send(head: RequestHead, body: string | Buffer | undefined): void {
+    if (body === undefined) this.socket.write(head, 'latin1');
+    else if (typeof body === 'string') this.socket.write(head + body);
+    else {
+      this.socket.cork();
+      this.socket.write(head, 'latin1');
+      this.socket.write(body);
+      this.socket.uncork();
+    }
+  }
+
+  /** P4: the reader reads on only to the end (see `drains`); counted until the body ends or is cut. */
+  draining(): void {
+    if (this.drain !== 0 || this.phase === Phase.Done || this.failure !== undefined) return;
+    this.drain = 1;
+    drains.count++;
+  }
+
+  /** The body ended, failed or was cut: a drain it was counted in has ended. */
+  private settled(): void {
+    if (this.drain === 1) drainEnded();
+    this.drain = 2;
   }
 
   private readonly onData = (data: Buffer): void => {
@@ -241,7 +322,7 @@ export class HeldResponse implements HttpResponse, ChunkSource {
   // No 'end' listener (one closure less per held stream): the server's end closes the socket.
   private readonly onClose = (): void => {
     if (this.phase === Phase.ToClose && this.failure === undefined) this.finish();
-    else if (this.phase !== Phase.Done) this.cut(new Error('other side closed'));
+    else if (this.phase !== Phase.Done) this.cut(this.phase === Phase.Head ? hangUp() : new Error('other side closed'));
     this.signal.offAbort(this.onAbort);
   };
 
@@ -301,11 +382,17 @@ export class HeldResponse implements HttpResponse, ChunkSource {
   /** Stops reading: the rest of the body is not read, so the connection is closed (unless it already ended as framed). */
   cancel(): void {
     this.reader = undefined;
+    this.settled();
     this.close();
   }
 
+  /** A body nobody reads: one already here in full is read to its end (its connection kept), any other is cut, as `NodeResponse` does. */
   discard(): void {
     if (this.bodyUsed) return;
+    if (this.phase === Phase.Sized && this.pending !== undefined && this.pending.length >= this.left && this.failure === undefined) {
+      this.readInto(unread);
+      return;
+    }
     this.bodyUsed = true;
     this.close();
   }
@@ -435,6 +522,11 @@ export class HeldResponse implements HttpResponse, ChunkSource {
         length = n;
       } else if (lower === 'content-encoding') coding = coding === undefined ? value : `${coding}, ${value}`;
       else if (lower === 'connection') close ||= /(?:^|,)\s*close\s*(?:,|$)/i.test(value);
+      else if (lower === 'keep-alive') {
+        // As Node's agent reads it: kept 1 s less than the server says, not at all for 1 s or less.
+        const seconds = /(?:^|[,\s])timeout=(\d+)/i.exec(value)?.[1];
+        if (seconds !== undefined) this.idleFor = Math.min(idleMs, Math.max(0, Number(seconds) * 1_000 - 1_000));
+      }
     }
     this.status = code;
     this.statusText = status[3] ?? '';
@@ -535,12 +627,13 @@ export class HeldResponse implements HttpResponse, ChunkSource {
   }
 
   /**
-   * The body ended as framed: the connection is kept for the next held GET to this origin when
+   * The body ended as framed: the connection is kept for the next request to this origin when
    * the answer allows (P4), closed otherwise.
    */
   private finish(): void {
     if (this.phase === Phase.Done && this.ended) return;
     this.phase = Phase.Done;
+    this.settled();
     if (this.decode !== undefined) {
       const decode = this.decode;
       this.decode = undefined;
@@ -552,7 +645,7 @@ export class HeldResponse implements HttpResponse, ChunkSource {
     });
   }
 
-  /** The answer ended as framed: its connection is left idle for another held GET, or closed. */
+  /** The answer ended as framed: its connection is left idle for the next request, or closed. */
   private release(): void {
     if (this.released) return;
     if (!this.reusable || this.failure !== undefined || this.socket.destroyed) {
@@ -562,7 +655,7 @@ export class HeldResponse implements HttpResponse, ChunkSource {
     this.released = true;
     this.unlisten(this.socket);
     this.signal.offAbort(this.onAbort);
-    keepIdle(this.origin, this.socket);
+    keepIdle(this.origin, this.socket, this.idleFor);
   }
 
   private deliverEnd(): void {
@@ -580,12 +673,19 @@ export class HeldResponse implements HttpResponse, ChunkSource {
     const retry = this.retry;
     this.retry = undefined;
     if (retry !== undefined && this.refuse !== undefined && !this.signal.aborted) {
-      // A kept connection the server had closed: the GET goes once more, on a new one.
+      // N7: a kept connection the server had closed: the request goes once more, on a new one.
+      // The origin's other idle connections have been idle longer: the server may have closed them too.
       this.unlisten(this.socket);
       this.socket.destroy();
-      this.socket = createConnection({ host: retry.host, port: retry.port, noDelay: true });
+      idleSockets.drop(this.origin);
+      const { body } = retry;
+      retry.resent?.(
+        cause instanceof Error ? cause : new Error(String(cause)),
+        typeof body === 'string' || body === undefined ? body : body.toString('utf8'),
+      );
+      this.socket = connect(retry.host, retry.port);
       this.listen(this.socket);
-      this.send(retry.head);
+      this.send(retry.head, retry.body);
       return;
     }
     const refuse = this.refuse;
@@ -598,6 +698,7 @@ export class HeldResponse implements HttpResponse, ChunkSource {
       return;
     }
     this.failure = this.signal.aborted ? abortReason(this.signal) : terminated(cause);
+    this.settled();
     this.close();
     const reader = this.reader;
     this.reader = undefined;

@@ -1,6 +1,6 @@
 /**
- * H11: the held GET's own HTTP/1.1 response reader (src/http/held-get.ts), against a raw TCP
- * server on 127.0.0.1 that writes the answer's bytes as given, in pieces: the framings (chunked
+ * H11: the transport's small HTTP/1.1 client (src/http/h1.ts), against a raw TCP server on
+ * 127.0.0.1 that reads the requests' bytes and writes the answer's bytes as given, in pieces: the framings (chunked
  * with every line split, Content-Length, close-delimited), an interim 1xx answer, a compressed
  * body, a cut body, a bad head, an abort. What the transport does with the answer (statuses,
  * cookies, session headers) is the exchanges', proven by the integration tests of the GET stream.
@@ -10,7 +10,8 @@ import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChunkSource } from '../../machines/types.js';
 import { RequestControl, type HttpResponse } from '../../src/http/client.js';
-import { heldGet, heldHead, idleHeldSockets } from '../../src/http/held-get.js';
+import { h1Request, requestHead, idleSocketCount, type RequestHead } from '../../src/http/h1.js';
+import { drains } from '../../src/http/node-response.js';
 import { until } from '../support/harness.js';
 
 let server: Server | undefined;
@@ -85,9 +86,14 @@ function bodyOf(response: HttpResponse): Promise<{ text: string; error?: unknown
   });
 }
 
-const head = heldHead('/mcp', ['Host', 'x', 'accept', 'text/event-stream']) as string;
+const head = requestHead('GET', '/mcp', ['Host', 'x', 'accept', 'text/event-stream']) as RequestHead;
 
-describe('H11: the held GET reads an answer as fetch would', () => {
+/** A GET of `head` to the server on `port`. */
+function get(port: number, control: RequestControl): Promise<HttpResponse> {
+  return h1Request('127.0.0.1', port, head, undefined, control, control.resent);
+}
+
+describe('H11: the HTTP/1.1 client reads an answer as fetch would', () => {
   it('H11: a chunked body with every line and CRLF split across reads arrives whole; status, text and repeated fields as fetch gives them', async () => {
     const { port, heads } = await answering((socket) => {
       inPieces(socket, [
@@ -104,7 +110,7 @@ describe('H11: the held GET reads an answer as fetch would', () => {
         '\r\n',
       ]);
     });
-    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    const response = await get(port, new RequestControl());
     expect(heads[0]).toBe('GET /mcp HTTP/1.1\r\nHost: x\r\naccept: text/event-stream\r\n\r\n');
     expect([response.status, response.statusText, response.ok]).toEqual([200, 'OK', true]);
     expect(response.headers.get('content-type')).toBe('text/event-stream');
@@ -117,7 +123,7 @@ describe('H11: the held GET reads an answer as fetch would', () => {
     const { port } = await answering((socket) => {
       inPieces(socket, ['HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot', ' found', 'EXTRA']);
     });
-    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    const response = await get(port, new RequestControl());
     expect([response.status, response.ok]).toEqual([404, false]);
     expect(await response.text()).toBe('not found');
   });
@@ -128,7 +134,7 @@ describe('H11: the held GET reads an answer as fetch would', () => {
     const { port } = await answering((socket) => {
       socket.write('HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer error="invalid_token"\r\nContent-Length: 4\r\n\r\nnope');
     });
-    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    const response = await get(port, new RequestControl());
     await new Promise((resolve) => setTimeout(resolve, 20));
     const seen: string[] = [];
     let returned = false;
@@ -156,7 +162,7 @@ describe('H11: the held GET reads an answer as fetch would', () => {
         '0\r\n\r\n',
       ]);
     });
-    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    const response = await get(port, new RequestControl());
     expect(response.headers.get('mcp-session-id')).toBe('s1');
     response.fieldsRead?.();
     expect(() => response.headers.get('mcp-session-id')).toThrow(/let go once read; 'mcp-session-id'/);
@@ -168,7 +174,7 @@ describe('H11: the held GET reads an answer as fetch would', () => {
     const { port } = await answering((socket) => {
       inPieces(socket, ['HTTP/1.1 103 Early Hints\r\nLink: x\r\n\r\nHTTP/1.1 200 OK\r\n', '\r\nevent: a\n', 'data: 1\n\n'], 'end');
     });
-    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    const response = await get(port, new RequestControl());
     expect(response.status).toBe(200);
     expect(response.headers.get('link')).toBeNull();
     expect(await bodyOf(response)).toEqual({ text: 'event: a\ndata: 1\n\n' });
@@ -183,7 +189,7 @@ describe('H11: the held GET reads an answer as fetch would', () => {
         zipped.subarray(5),
       ]);
     });
-    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    const response = await get(port, new RequestControl());
     expect(await bodyOf(response)).toEqual({ text: 'data: {"x":1}\n\n' });
   });
 
@@ -191,7 +197,7 @@ describe('H11: the held GET reads an answer as fetch would', () => {
     const { port } = await answering((socket) => {
       inPieces(socket, ['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n', '3\r\nabc\r\n', '5\r\nab'], 'destroy');
     });
-    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    const response = await get(port, new RequestControl());
     const { text, error } = await bodyOf(response);
     expect(text).toBe('abcab');
     expect(error).toBeInstanceOf(TypeError);
@@ -202,7 +208,7 @@ describe('H11: the held GET reads an answer as fetch would', () => {
     const { port } = await answering((socket) => {
       socket.end('SSH-2.0-OpenSSH\r\n\r\n');
     });
-    const failed = await heldGet('127.0.0.1', port, head, new RequestControl()).catch((error: unknown) => error);
+    const failed = await get(port, new RequestControl()).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(TypeError);
     expect((failed as Error).message).toBe('fetch failed');
   });
@@ -212,13 +218,13 @@ describe('H11: the held GET reads an answer as fetch would', () => {
       socket.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n');
     });
     const early = new RequestControl();
-    const pending = heldGet('127.0.0.1', port, head, early);
+    const pending = get(port, early);
     const reason = new Error('stop');
     early.abort(reason);
     expect(await pending.catch((error: unknown) => error)).toBe(reason);
 
     const late = new RequestControl();
-    const response = await heldGet('127.0.0.1', port, head, late);
+    const response = await get(port, late);
     const reading = bodyOf(response);
     await new Promise((resolve) => setTimeout(resolve, 20));
     late.abort(reason);
@@ -226,8 +232,8 @@ describe('H11: the held GET reads an answer as fetch would', () => {
   });
 
   it('H11: a header Node would refuse (CR or LF in a value, a name that is no token) is not written: the request goes to node:http', () => {
-    expect(heldHead('/', ['Host', 'x', 'x-a', 'v\r\nInjected: 1'])).toBeUndefined();
-    expect(heldHead('/', ['Host', 'x', 'bad name', 'v'])).toBeUndefined();
+    expect(requestHead('GET', '/', ['Host', 'x', 'x-a', 'v\r\nInjected: 1'])).toBeUndefined();
+    expect(requestHead('GET', '/', ['Host', 'x', 'bad name', 'v'])).toBeUndefined();
   });
 });
 
@@ -235,7 +241,7 @@ describe('P4: a held GET whose answer ended as framed leaves its connection for 
   const notFound = 'HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found';
   /** The GET's answer read to its end, then the turn in which its connection is kept. */
   async function getText(port: number): Promise<string> {
-    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    const response = await get(port, new RequestControl());
     const text = await response.text();
     await new Promise((resolve) => setImmediate(resolve));
     return text;
@@ -246,12 +252,12 @@ describe('P4: a held GET whose answer ended as framed leaves its connection for 
       socket.write(nth === 2 ? 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n' : notFound);
     });
     expect(await getText(port)).toBe('not found');
-    expect(idleHeldSockets('127.0.0.1', port)).toBe(1);
+    expect(idleSocketCount('127.0.0.1', port)).toBe(1);
     expect(await getText(port)).toBe('ok');
     expect(await getText(port)).toBe('not found');
     expect(heads).toHaveLength(3);
     expect(connections()).toBe(1);
-    expect(idleHeldSockets('127.0.0.1', port)).toBe(1);
+    expect(idleSocketCount('127.0.0.1', port)).toBe(1);
   });
 
   it('P4: a kept connection the server closes under the next GET (no byte of an answer) is replaced once: the GET goes again on a new connection and is answered', async () => {
@@ -260,7 +266,7 @@ describe('P4: a held GET whose answer ended as framed leaves its connection for 
       else socket.destroy();
     });
     expect(await getText(port)).toBe('not found');
-    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    const response = await get(port, new RequestControl());
     expect([response.status, await response.text()]).toEqual([404, 'not found']);
     expect(heads).toHaveLength(3);
     expect(connections()).toBe(2);
@@ -270,7 +276,7 @@ describe('P4: a held GET whose answer ended as framed leaves its connection for 
     const { port, heads } = await answering((socket) => {
       socket.destroy();
     });
-    const failed = await heldGet('127.0.0.1', port, head, new RequestControl()).catch((error: unknown) => error);
+    const failed = await get(port, new RequestControl()).catch((error: unknown) => error);
     expect(failed).toBeInstanceOf(TypeError);
     expect((failed as Error).message).toBe('fetch failed');
     expect(heads).toHaveLength(1);
@@ -287,7 +293,7 @@ describe('P4: a held GET whose answer ended as framed leaves its connection for 
     });
     const body = answer.startsWith('HTTP/1.1 204') ? '' : 'no';
     expect(await getText(port)).toBe(body);
-    expect(idleHeldSockets('127.0.0.1', port)).toBe(0);
+    expect(idleSocketCount('127.0.0.1', port)).toBe(0);
     expect(await getText(port)).toBe(body);
     expect(connections()).toBe(2);
   });
@@ -298,19 +304,141 @@ describe('P4: a held GET whose answer ended as framed leaves its connection for 
       setTimeout(() => socket.end(), 5);
     });
     expect(await getText(port)).toBe('not found');
-    expect(idleHeldSockets('127.0.0.1', port)).toBe(1);
-    await until(() => idleHeldSockets('127.0.0.1', port) === 0, 'the closed connection dropped');
+    expect(idleSocketCount('127.0.0.1', port)).toBe(1);
+    await until(() => idleSocketCount('127.0.0.1', port) === 0, 'the closed connection dropped');
   });
 
   it('P4: a body not read to its end (cancelled) closes the connection: nothing is kept', async () => {
     const { port, connections } = await answering((socket) => {
       socket.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n');
     });
-    const response = await heldGet('127.0.0.1', port, head, new RequestControl());
+    const response = await get(port, new RequestControl());
     const handle = (response.chunks as ChunkSource).read({ chunk: () => undefined, end: () => undefined, fail: () => undefined });
     handle.cancel();
     await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(idleHeldSockets('127.0.0.1', port)).toBe(0);
+    expect(idleSocketCount('127.0.0.1', port)).toBe(0);
     expect(connections()).toBe(1);
+  });
+});
+
+/**
+ * A server that reads whole requests (a head, then `Content-Length` bytes of body) and answers
+ * each with `write` (`nth`: the request's number on its connection, from 1); the requests' bytes
+ * as received, and how many connections it accepted.
+ */
+async function receiving(
+  write: (socket: Socket, nth: number, body: Buffer) => void,
+): Promise<{ port: number; requests: Buffer[]; connections: () => number }> {
+  const requests: Buffer[] = [];
+  server = createServer((socket) => {
+    sockets.push(socket);
+    let buffered = Buffer.alloc(0);
+    let nth = 0;
+    socket.on('data', (data) => {
+      buffered = Buffer.concat([buffered, data]);
+      for (;;) {
+        const end = buffered.indexOf('\r\n\r\n');
+        if (end === -1) return;
+        const length = Number(/content-length: (\d+)/i.exec(buffered.toString('latin1', 0, end))?.[1] ?? 0);
+        if (buffered.length < end + 4 + length) return;
+        requests.push(buffered.subarray(0, end + 4 + length));
+        const body = buffered.subarray(end + 4, end + 4 + length);
+        buffered = buffered.subarray(end + 4 + length);
+        write(socket, ++nth, body);
+      }
+    });
+    socket.on('error', () => undefined);
+  });
+  await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return { port: address.port, requests, connections: () => sockets.length };
+}
+
+/** A POST of `body` (a string, or a Buffer as node.ts sends a large one) with its Content-Length. */
+function post(port: number, body: string | Buffer, control = new RequestControl()): Promise<HttpResponse> {
+  const length = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  const head = requestHead('POST', '/mcp', [
+    'Host',
+    'x',
+    'content-type',
+    'application/json',
+    'content-length',
+    String(length),
+  ]) as RequestHead;
+  return h1Request('127.0.0.1', port, head, body, control, control.resent);
+}
+
+const json = (text: string) =>
+  `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`;
+
+describe('H11: a request with a body', () => {
+  it('H11: a POST goes out as its head, then its body in UTF-8 to its Content-Length; its answer is read; the next POST takes the same connection', async () => {
+    const { port, requests, connections } = await receiving((socket, _nth, body) => {
+      socket.write(json(`{"got":${body.length}}`));
+    });
+    const body = '{"text":"café ✓"}';
+    const first = await post(port, body);
+    expect(await first.text()).toBe(`{"got":${Buffer.byteLength(body)}}`);
+    expect(requests[0]?.toString('utf8')).toBe(
+      `POST /mcp HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    const large = Buffer.alloc(200_000, 'a');
+    expect(await (await post(port, large)).text()).toBe('{"got":200000}');
+    expect(requests[1]?.subarray(-large.length).equals(large)).toBe(true);
+    expect(connections()).toBe(1);
+  });
+
+  it('H11: a header value beyond ASCII, a method or path that is no token, is not written here: the request goes to node:http', () => {
+    expect(requestHead('POST', '/', ['Host', 'x', 'x-name', 'café'])).toBeUndefined();
+    expect(requestHead('PO ST', '/', ['Host', 'x'])).toBeUndefined();
+    expect(requestHead('GET', '/a b', ['Host', 'x'])).toBeUndefined();
+    expect(requestHead('GET', '/a?b=1', ['Host', 'x', 'x-tab', 'a\tb'])).toBe('GET /a?b=1 HTTP/1.1\r\nHost: x\r\nx-tab: a\tb\r\n\r\n');
+  });
+
+  it('P4: an answer nobody reads that came in full is read to its end (discard): its connection is kept; one still coming is cut', async () => {
+    const { port, connections } = await receiving((socket, nth) => {
+      socket.write(nth === 1 ? json('{"unread":true}') : 'HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc');
+    });
+    ((await post(port, '{}')).chunks as ChunkSource).discard();
+    await until(() => idleSocketCount('127.0.0.1', port) === 1, 'the connection kept');
+    ((await post(port, '{}')).chunks as ChunkSource).discard();
+    await until(() => idleSocketCount('127.0.0.1', port) === 0, 'the connection taken, and cut');
+    expect(connections()).toBe(1);
+  });
+
+  it('N7: a POST that meets a kept connection the server had closed goes again once on a new one, with its body; resent hears the cause and the body', async () => {
+    const { port, requests, connections } = await receiving((socket, nth) => {
+      if (sockets.length === 1 && nth === 2) socket.destroy();
+      else socket.write(json('{"ok":true}'));
+    });
+    await (await post(port, '{"n":1}')).text();
+    await new Promise((resolve) => setImmediate(resolve));
+    const control = new RequestControl();
+    const told: [string, string | undefined][] = [];
+    control.resent = (cause, body) => told.push([cause.message, body]);
+    expect(await (await post(port, '{"n":2}', control)).text()).toBe('{"ok":true}');
+    expect(told).toEqual([['socket hang up', '{"n":2}']]);
+    expect(requests.map((request) => request.toString('utf8').split('\r\n\r\n')[1])).toEqual(['{"n":1}', '{"n":2}', '{"n":2}']);
+    expect(connections()).toBe(2);
+  });
+
+  it('P4: a body in its grace (draining) is counted in drains until it ends; its connection is then kept', async () => {
+    const { port } = await receiving((socket) => {
+      inPieces(socket, [
+        'HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n',
+        '6\r\ndata:\n\r\n',
+        '0\r\n\r\n',
+      ]);
+    });
+    const response = await post(port, '{}');
+    const before = drains.count;
+    const reading = bodyOf(response);
+    (response.chunks as ChunkSource).draining?.();
+    expect(drains.count).toBe(before + 1);
+    expect(await reading).toEqual({ text: 'data:\n' });
+    expect(drains.count).toBe(before);
+    await until(() => idleSocketCount('127.0.0.1', port) === 1, 'the connection kept');
   });
 });
