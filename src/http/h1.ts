@@ -31,6 +31,13 @@ const maxHeadBytes = 16 * 1024;
 /** The longest chunk-size line read (hex digits and extensions). */
 const maxSizeLine = 1024;
 
+/** `:` */
+const colonCode = 0x3a;
+/** A field name in an answer's head, matched where it starts (`lastIndex`): a token, as `token` below. */
+const fieldName = /[!#$%&'*+\-.^_`|~0-9A-Za-z]+/y;
+/** An answer's status line. */
+const statusLine = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/;
+
 /** A header name Node would write (RFC 9110 token). */
 const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /**
@@ -76,12 +83,19 @@ class HeadHeaders {
     return this.all('set-cookie');
   }
 
+  /** Line by line with `indexOf` (no array of lines per read): a name is a token (`parseHead`), so its line's first colon ends it. */
   private all(name: string): string[] {
     const wanted = name.toLowerCase();
+    const n = wanted.length;
+    const fields = this.fields;
     const values: string[] = [];
-    for (const line of this.fields.split('\r\n')) {
-      const colon = line.indexOf(':');
-      if (colon === wanted.length && line.slice(0, colon).toLowerCase() === wanted) values.push(line.slice(colon + 1).trim());
+    for (let at = 0; at < fields.length;) {
+      let end = fields.indexOf('\r\n', at);
+      if (end === -1) end = fields.length;
+      if (at + n < end && fields.charCodeAt(at + n) === colonCode && fields.slice(at, at + n).toLowerCase() === wanted) {
+        values.push(fields.slice(at + n + 1, end).trim());
+      }
+      at = end + 2;
     }
     return values;
   }
@@ -463,8 +477,9 @@ export class H1Response implements HttpResponse, ChunkSource {
       const settle = this.settle;
       this.settle = undefined;
       this.refuse = undefined;
-      // Nothing more is read until the body is (the reader comes a few ticks after the answer).
-      if (phase !== Phase.Done) this.socket.pause();
+      // Nothing more is read until the body is (the reader comes a few ticks after the answer),
+      // unless the body came whole with the head (a JSON answer, usually): nothing more is due.
+      if (phase !== Phase.Done && !(phase === Phase.Sized && rest.length >= this.left)) this.socket.pause();
       if (rest.length > 0) {
         // Bytes after a body-less answer: no answer of ours, so the connection is not kept.
         if (phase === Phase.Done) this.reusable = false;
@@ -483,8 +498,8 @@ export class H1Response implements HttpResponse, ChunkSource {
 
   /** Reads the status line and the fields; false when it failed the request. */
   private parseHead(text: string): boolean {
-    const lines = text.split('\r\n');
-    const status = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/.exec(lines[0] ?? '');
+    const firstEnd = text.indexOf('\r\n');
+    const status = statusLine.exec(firstEnd === -1 ? text : text.slice(0, firstEnd));
     if (status === null) {
       this.cut(new Error('Invalid HTTP response status line'));
       return false;
@@ -499,27 +514,33 @@ export class H1Response implements HttpResponse, ChunkSource {
       return true;
     }
     let chunked = false;
-    let length = -1;
+    let size = -1;
     let coding: string | undefined;
     let close = status[1] === '0';
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i] as string;
-      const colon = line.indexOf(':');
-      if (colon <= 0 || !token.test(line.slice(0, colon))) {
+    // Field by field with `indexOf` (no array of lines); only names as long as one read here are lower-cased.
+    for (let at = firstEnd === -1 ? text.length : firstEnd + 2; at < text.length;) {
+      let end = text.indexOf('\r\n', at);
+      if (end === -1) end = text.length;
+      const colon = text.indexOf(':', at);
+      fieldName.lastIndex = at;
+      if (colon <= at || colon > end || !fieldName.test(text) || fieldName.lastIndex !== colon) {
         this.cut(new Error('Invalid header field'));
         return false;
       }
-      const name = line.slice(0, colon);
-      const value = line.slice(colon + 1).trim();
-      const lower = name.toLowerCase();
+      const length = colon - at;
+      const line = at;
+      at = end + 2;
+      if (length !== 17 && length !== 14 && length !== 16 && length !== 10) continue;
+      const lower = text.slice(line, colon).toLowerCase();
+      const value = text.slice(colon + 1, end).trim();
       if (lower === 'transfer-encoding') chunked = /(?:^|,)\s*chunked\s*$/i.test(value);
       else if (lower === 'content-length') {
         const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-        if (Number.isNaN(n) || (length !== -1 && length !== n)) {
+        if (Number.isNaN(n) || (size !== -1 && size !== n)) {
           this.cut(new Error('Invalid Content-Length'));
           return false;
         }
-        length = n;
+        size = n;
       } else if (lower === 'content-encoding') coding = coding === undefined ? value : `${coding}, ${value}`;
       else if (lower === 'connection') close ||= /(?:^|,)\s*close\s*(?:,|$)/i.test(value);
       else if (lower === 'keep-alive') {
@@ -531,13 +552,12 @@ export class H1Response implements HttpResponse, ChunkSource {
     this.status = code;
     this.statusText = status[3] ?? '';
     this.ok = code <= 299;
-    const firstField = text.indexOf('\r\n');
-    this.headers = firstField === -1 ? noFields : new HeadHeaders(text.slice(firstField + 2));
+    this.headers = firstEnd === -1 ? noFields : new HeadHeaders(text.slice(firstEnd + 2));
     if (code === 204 || code === 304) this.phase = Phase.Done;
     else if (chunked) this.phase = Phase.ChunkSize;
-    else if (length >= 0) {
-      this.left = length;
-      this.phase = length === 0 ? Phase.Done : Phase.Sized;
+    else if (size >= 0) {
+      this.left = size;
+      this.phase = size === 0 ? Phase.Done : Phase.Sized;
     } else this.phase = Phase.ToClose;
     this.reusable = !close && this.phase !== Phase.ToClose;
     if (coding !== undefined && this.phase !== Phase.Done) {

@@ -213,6 +213,33 @@ describe('H11: the HTTP/1.1 client reads an answer as fetch would', () => {
     expect((failed as Error).message).toBe('fetch failed');
   });
 
+  it.each([
+    ['a field with no colon', 'HTTP/1.1 200 OK\r\nContent-Length: 0\r\nno-colon\r\n\r\n'],
+    ['a name that is no token', 'HTTP/1.1 200 OK\r\nBad Name: x\r\nContent-Length: 0\r\n\r\n'],
+    ['an empty name', 'HTTP/1.1 200 OK\r\n: x\r\nContent-Length: 0\r\n\r\n'],
+    ['two Content-Lengths that differ', 'HTTP/1.1 200 OK\r\nContent-Length: 1\r\ncontent-length: 2\r\n\r\nab'],
+  ])("H11: a head with %s fails the request with fetch's TypeError('fetch failed')", async (_label, answer) => {
+    const { port } = await answering((socket) => {
+      socket.end(answer);
+    });
+    const failed = await get(port, new RequestControl()).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(TypeError);
+    expect((failed as Error).message).toBe('fetch failed');
+  });
+
+  it('H11: fields are read by name in any case, a name that only starts like the one asked for is not it, and a colon in a value stays in it', async () => {
+    const { port } = await answering((socket) => {
+      socket.write(
+        'HTTP/1.1 200 OK\r\nContent-Typed: no\r\nCONTENT-TYPE: text/plain\r\nLocation: http://h:1/a\r\nContent-Length: 2\r\n\r\nok',
+      );
+    });
+    const response = await get(port, new RequestControl());
+    expect(response.headers.get('content-type')).toBe('text/plain');
+    expect(response.headers.get('Location')).toBe('http://h:1/a');
+    expect(response.headers.get('content')).toBeNull();
+    expect(await response.text()).toBe('ok');
+  });
+
   it("H11: aborted before the answer, the request fails with the abort's reason; aborted while reading, the body does", async () => {
     const { port } = await answering((socket) => {
       socket.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n');
