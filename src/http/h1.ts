@@ -400,15 +400,23 @@ export class H1Response implements HttpResponse, ChunkSource {
     this.close();
   }
 
-  /** A body nobody reads: one already here in full is read to its end (its connection kept), any other is cut, as `NodeResponse` does. */
+  /**
+   * A body nobody reads: the bytes of it that came with the head go through the framing; one
+   * that ended there (an empty chunked body, a short Content-Length one) leaves its connection
+   * for the next request, as `NodeResponse` drains a complete body. Any other is cut.
+   */
   discard(): void {
     if (this.bodyUsed) return;
-    if (this.phase === Phase.Sized && this.pending !== undefined && this.pending.length >= this.left && this.failure === undefined) {
-      this.readInto(unread);
-      return;
-    }
     this.bodyUsed = true;
-    this.close();
+    const early = this.pending;
+    if (early !== undefined && this.phase !== Phase.Done && this.failure === undefined && this.decode === undefined) {
+      this.pending = undefined;
+      this.reader = unread;
+      this.bodyBytes(early);
+      if ((this.phase as Phase) === Phase.Done) return;
+      this.reader = undefined;
+    }
+    if (this.phase !== Phase.Done) this.close();
   }
 
   get body(): ReadableStream<Uint8Array> {
