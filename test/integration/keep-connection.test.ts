@@ -92,12 +92,12 @@ describe('P4: connections kept after SSE answers', () => {
       await client.connect(new StreamableHTTPClientTransport(new URL(server.url.pathname, `http://127.0.0.1:${proxy.port}`)));
       await client.close();
     }
-    expect(proxy.connections()).toBeLessThanOrEqual(2);
+    expect(proxy.connections).toBeLessThanOrEqual(2);
   }, 30_000);
 });
 
 /** A TCP proxy on 127.0.0.1 that passes bytes unchanged and counts the connections it accepts. */
-async function countingProxy(targetPort: number): Promise<{ port: number; connections: () => number }> {
+async function countingProxy(targetPort: number): Promise<{ port: number; readonly connections: number }> {
   const sockets = new Set<Socket>();
   let connections = 0;
   const server = createServer((client) => {
@@ -122,5 +122,10 @@ async function countingProxy(targetPort: number): Promise<{ port: number; connec
   });
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('no port');
-  return { port: address.port, connections: () => connections };
+  return {
+    port: address.port,
+    get connections() {
+      return connections;
+    },
+  };
 }
