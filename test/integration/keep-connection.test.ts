@@ -4,13 +4,13 @@
  * rather than open a new one. Connections are counted by a TCP proxy that sends each body's end in a
  * packet of its own: cutting the body at the response (the old P4) closed the connection each time.
  */
-import { connect, createServer, type Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, type StreamableHTTPClientTransportOptions } from '../../src/node.js';
 import { startV2Server } from '../support/v2-server.js';
 import { startSplitProxy } from '../support/split-proxy.js';
+import { startStaleProxy } from '../support/stale-proxy.js';
 import { cleanups, runCleanups, serve } from '../support/cleanups.js';
 import { drains } from '../../src/http/node-response.js';
 
@@ -86,46 +86,14 @@ describe('P4: connections kept after SSE answers', () => {
 
   it('P4: 10 sessions one after another (1.x Client and server: initialize, initialized, the GET stream, DELETE on close) open 2 connections in all: every answer that ended leaves its connection, an empty one discarded too', async () => {
     const server = await serve({});
-    const proxy = await countingProxy(Number(server.url.port));
+    // The stale proxy without a fault passes bytes unchanged and counts connections.
+    const proxy = await startStaleProxy(server.url);
+    cleanups.push(() => proxy.close());
     for (let i = 0; i < 10; i++) {
       const client = new ClientV1({ name: 'p4', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(server.url.pathname, `http://127.0.0.1:${proxy.port}`)));
+      await client.connect(new StreamableHTTPClientTransport(proxy.url(server.url.pathname)));
       await client.close();
     }
     expect(proxy.connections).toBeLessThanOrEqual(2);
   }, 30_000);
 });
-
-/** A TCP proxy on 127.0.0.1 that passes bytes unchanged and counts the connections it accepts. */
-async function countingProxy(targetPort: number): Promise<{ port: number; readonly connections: number }> {
-  const sockets = new Set<Socket>();
-  let connections = 0;
-  const server = createServer((client) => {
-    connections++;
-    const upstream = connect(targetPort, '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => {
-        sockets.delete(socket);
-        client.destroy();
-        upstream.destroy();
-      });
-      socket.on('error', () => undefined);
-    }
-    client.pipe(upstream);
-    upstream.pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return {
-    port: address.port,
-    get connections() {
-      return connections;
-    },
-  };
-}
