@@ -150,33 +150,45 @@ const unread: ChunkReader = { chunk: ignore, end: ignore, fail: ignore };
  */
 const idleSockets = new IdleSockets(256);
 
-/** An idle socket's end (error, close, bytes no request asked for): out of the list, closed. Shared: no closure per socket. */
-function idleGone(this: Socket): void {
-  idleSockets.remove(this);
-  this.destroy();
+/**
+ * Whose a connection is: the answer reading it. None while it is idle (or let go). Each connection
+ * has the same three listeners for its whole life (`connect`), which hand its events to its
+ * owner: no listener is added or removed per request (six of each were, issue 44).
+ */
+const owners = new WeakMap<Socket, H1Response>();
+
+/** An idle socket's end (error, close, bytes no request asked for): out of the list, closed. */
+function idleGone(socket: Socket): void {
+  idleSockets.remove(socket);
+  socket.destroy();
 }
 
-/** Keeps `socket` (its answer ended as framed; no listener of a response left on it) for `ms` for the next request to `origin`, or closes it. */
+function socketData(this: Socket, data: Buffer): void {
+  const owner = owners.get(this);
+  if (owner === undefined) idleGone(this);
+  else owner.data(data);
+}
+
+function socketError(this: Socket, error: Error): void {
+  const owner = owners.get(this);
+  if (owner === undefined) idleGone(this);
+  else owner.error(error);
+}
+
+function socketClose(this: Socket): void {
+  const owner = owners.get(this);
+  if (owner === undefined) idleGone(this);
+  else owner.closed();
+}
+
+/** Keeps `socket` (its answer ended as framed; it has no owner any more) for `ms` for the next request to `origin`, or closes it. */
 function keepIdle(origin: string, socket: Socket, ms: number): void {
   if (!idleSockets.keep(origin, socket, ms)) {
     socket.destroy();
     return;
   }
-  socket.on('error', idleGone);
-  socket.on('close', idleGone);
-  socket.on('data', idleGone);
   // Read while idle: the server's close (its end) and any byte it sends drop the connection at once.
   socket.resume();
-}
-
-/** The most recently idle socket kept for `origin`, taken out of the list and made a request's again; undefined when none. */
-function takeIdle(origin: string): Socket | undefined {
-  const socket = idleSockets.take(origin);
-  if (socket === undefined) return undefined;
-  socket.off('error', idleGone);
-  socket.off('close', idleGone);
-  socket.off('data', idleGone);
-  return socket;
 }
 
 /** How many connections are kept idle for `host:port` (tests read it). */
@@ -191,7 +203,11 @@ export function hasIdleSocket(host: string, port: number): boolean {
 
 /** A new connection, as Node's agent makes them: no Nagle delay, TCP keep-alive probes after 1 s idle. */
 function connect(host: string, port: number): Socket {
-  return createConnection({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 1_000 });
+  const socket = createConnection({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 1_000 });
+  socket.on('data', socketData);
+  socket.on('error', socketError);
+  socket.on('close', socketClose);
+  return socket;
 }
 
 /** N7: told when a request went again on a new connection, with its body (`RequestControl.resent`). */
@@ -230,7 +246,7 @@ export function h1Request(
       return;
     }
     const origin = `${host}:${port}`;
-    const kept = takeIdle(origin);
+    const kept = idleSockets.take(origin);
     const response = new H1Response(kept ?? connect(host, port), origin, signal, resolve, reject);
     if (kept !== undefined) response.retryOnce({ host, port, head, body, resent });
     response.send(head, body);
@@ -282,15 +298,11 @@ export class H1Response implements HttpResponse, ChunkSource {
   }
 
   private listen(socket: Socket): void {
-    socket.on('data', this.onData);
-    socket.on('error', this.onError);
-    socket.on('close', this.onClose);
+    owners.set(socket, this);
   }
 
   private unlisten(socket: Socket): void {
-    socket.off('data', this.onData);
-    socket.off('error', this.onError);
-    socket.off('close', this.onClose);
+    if (owners.get(socket) === this) owners.delete(socket);
   }
 
   /** The connection was kept from an earlier request: if it fails before any byte, the request goes again on a new one (N7). */
@@ -323,22 +335,23 @@ export class H1Response implements HttpResponse, ChunkSource {
     this.drain = 2;
   }
 
-  private readonly onData = (data: Buffer): void => {
+  /** Bytes of its connection (`socketData`). */
+  data(data: Buffer): void {
     this.retry = undefined;
     this.take(data);
-  };
+  }
 
-  // Once the body is framed to its end, the socket's close is not the body's business.
-  private readonly onError = (error: Error): void => {
+  /** Its connection failed (`socketError`). Once the body is framed to its end, that is not the body's business. */
+  error(error: Error): void {
     if (this.phase !== Phase.Done) this.cut(error);
-  };
+  }
 
-  // No 'end' listener (one closure less per held stream): the server's end closes the socket.
-  private readonly onClose = (): void => {
+  /** Its connection closed (`socketClose`). No 'end' listener: the server's end closes the socket. */
+  closed(): void {
     if (this.phase === Phase.ToClose && this.failure === undefined) this.finish();
     else if (this.phase !== Phase.Done) this.cut(this.phase === Phase.Head ? hangUp() : new Error('other side closed'));
     this.signal.offAbort(this.onAbort);
-  };
+  }
 
   private readonly onAbort = (): void => {
     this.cut(abortReason(this.signal));
@@ -608,6 +621,11 @@ export class H1Response implements HttpResponse, ChunkSource {
         case Phase.ChunkSize:
         case Phase.ChunkDataEnd:
         case Phase.Trailer: {
+          const quick = this.quickLine(data, at);
+          if (quick !== -1) {
+            at = quick;
+            break;
+          }
           const nl = data.indexOf(0x0a, at);
           const part = data.subarray(at, nl === -1 ? data.length : nl + 1);
           const line = this.pending === undefined ? part : Buffer.concat([this.pending, part]);
@@ -627,6 +645,33 @@ export class H1Response implements HttpResponse, ChunkSource {
     }
     // Bytes after the body's end: no answer of ours, so the connection is not kept.
     if (this.phase === Phase.Done && at < data.length) this.close();
+  }
+
+  /**
+   * The usual line of the chunked framing, read from the bytes when it is whole in `data` with
+   * CRLF: a chunk's size ("1a2"), a chunk's end or the trailer's end (empty). The offset after
+   * it, or -1: `line` reads anything else (extensions, a bare LF, a line split across reads).
+   */
+  private quickLine(data: Buffer, at: number): number {
+    if (this.pending !== undefined) return -1;
+    if (this.phase !== Phase.ChunkSize) {
+      if (data[at] !== 0x0d || data[at + 1] !== 0x0a) return -1;
+      if (this.phase === Phase.Trailer) this.finish();
+      else this.phase = Phase.ChunkSize;
+      return at + 2;
+    }
+    let size = 0;
+    let i = at;
+    for (; i < data.length && i - at < 12; i++) {
+      const c = data[i] ?? 0;
+      const digit = c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
+      if (digit === -1) break;
+      size = size * 16 + digit;
+    }
+    if (i === at || data[i] !== 0x0d || data[i + 1] !== 0x0a) return -1;
+    this.left = size;
+    this.phase = size === 0 ? Phase.Trailer : Phase.ChunkData;
+    return i + 2;
   }
 
   /** A line of the chunked framing. */

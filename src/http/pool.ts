@@ -23,7 +23,7 @@ interface IdleEntry {
 /**
  * Idle connections by origin (`host:port`), the most recently kept last (handed out first, as
  * Node's agent does). One past its time is never handed out; one shared sweep, running only
- * while any is idle, closes those past their time. An idle connection is unref'd (it keeps no process alive) and ref'd again when taken.
+ * while any is idle (or was in the last second), closes those past their time. An idle connection is unref'd (it keeps no process alive) and ref'd again when taken.
  * Whoever keeps one hears its close and calls `remove`.
  */
 export class IdleSockets {
@@ -97,17 +97,21 @@ export class IdleSockets {
     return this.lists.get(origin)?.length ?? 0;
   }
 
-  /** No connection idle for `origin` any more; the sweep stops once none is idle anywhere. */
+  /**
+   * No connection idle for `origin` any more. The sweep goes on (unref'd) until one finds none
+   * idle anywhere: a connection taken and kept again call after call stops and starts no timer.
+   */
   private forget(origin: string): void {
     this.lists.delete(origin);
+  }
+
+  /** Closes the idle connections past their time (each then leaves its list as it closes); stops when none is idle. */
+  private sweep(): void {
     if (this.lists.size === 0 && this.sweeper !== undefined) {
       clearInterval(this.sweeper);
       this.sweeper = undefined;
+      return;
     }
-  }
-
-  /** Closes the idle connections past their time (each then leaves its list as it closes). */
-  private sweep(): void {
     const now = Date.now();
     for (const sockets of this.lists.values()) {
       for (const socket of sockets) if (now > (this.entries.get(socket)?.until ?? 0)) socket.destroy();

@@ -119,6 +119,23 @@ describe('H11: the HTTP/1.1 client reads an answer as fetch would', () => {
     expect(await bodyOf(response)).toEqual({ text: 'data: hello\n\nabcde' });
   });
 
+  it('H11: chunk sizes in either case of hex, with an extension or a bare LF, whole in one read, frame the body; a size of 13 digits or a chunk without its CRLF fails it', async () => {
+    const body = 'A\r\n0123456789\r\nb;x=1\r\nhello world\r\n1F\n' + 'x'.repeat(31) + '\r\n1f\r\n' + 'y'.repeat(31) + '\r\n0\r\n\r\n';
+    const answers = [body, '1000000000000\r\nab\r\n0\r\n\r\n', '2\r\nabX\r\n0\r\n\r\n'];
+    let answered = 0;
+    const { port } = await answering((socket) => {
+      socket.end(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${answers[answered++] ?? ''}`);
+    });
+    expect(await bodyOf(await get(port, new RequestControl()))).toEqual({
+      text: `0123456789hello world${'x'.repeat(31)}${'y'.repeat(31)}`,
+    });
+    const tooLong = await bodyOf(await get(port, new RequestControl()));
+    expect([tooLong.text, (tooLong.error as Error).message]).toEqual(['', 'terminated']);
+    expect(((tooLong.error as Error).cause as Error).message).toBe('Invalid chunk size');
+    const noEnd = await bodyOf(await get(port, new RequestControl()));
+    expect([noEnd.text, ((noEnd.error as Error).cause as Error).message]).toEqual(['ab', 'Invalid chunk end']);
+  });
+
   it('H11: a Content-Length body ends at its length though the connection stays open', async () => {
     const { port } = await answering((socket) => {
       inPieces(socket, ['HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot', ' found', 'EXTRA']);
