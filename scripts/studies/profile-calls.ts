@@ -130,6 +130,24 @@ async function main() {
   for (const [g, us] of [...groups].sort((a, b) => b[1] - a[1])) console.log(`${per(us)}  ${g}`);
   console.log('µs/call  function (self time)');
   for (const [f, us] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${per(us)}  ${f}`);
+  // --parents=NAME: where a function's self time is called from (three frames up), e.g. an unnamed native.
+  const parentsOf = arg('parents');
+  if (parentsOf === undefined) return;
+  const parent = new Map<number, ProfileNode>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n);
+  const chains = new Map<string, number>();
+  for (const [id, us] of selfUs) {
+    if (byId.get(id)?.callFrame.functionName !== parentsOf) continue;
+    const frames: string[] = [];
+    for (let p = parent.get(id); p !== undefined && frames.length < Number(arg('depth') ?? 3); p = parent.get(p.id))
+      frames.push(
+        `${p.callFrame.functionName || '(anonymous)'} ${p.callFrame.url.split('/').slice(-2).join('/')}:${p.callFrame.lineNumber + 1}`,
+      );
+    const key = frames.join(' < ');
+    chains.set(key, (chains.get(key) ?? 0) + us);
+  }
+  console.log(`µs/call  ${parentsOf} called from`);
+  for (const [c, us] of [...chains].sort((a, b) => b[1] - a[1]).slice(0, 10)) console.log(`${per(us)}  ${c}`);
 }
 
 await main().catch(async (error: unknown) => {
