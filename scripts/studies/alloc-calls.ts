@@ -5,7 +5,10 @@
  * not move with the machine's load, so it shows a few hundred bytes cut per call where the
  * bench's CPU rows cannot.
  *
- *   npm run build && node --import tsx scripts/studies/alloc-calls.ts [--kind=this|sdk|raw] [--mode=modern] [--calls=3000] [--top=25]
+ *   npm run build && node --import tsx scripts/studies/alloc-calls.ts [--kind=this|sdk|raw] [--mode=modern] [--calls=3000] [--top=25] [--what=calls|paced-progress] [--variant=v2]
+ *
+ * `--what=paced-progress`: per progress notification instead, 500 to a call, each in a packet of
+ * its own (the bench's paced rows; `--mode=sse`, `--variant=v2` for the 2.x `Client`).
  */
 import { Session } from 'node:inspector/promises';
 import { createClient, echo, type ClientKind } from '../../bench/clients.js';
@@ -17,6 +20,8 @@ const kind = (arg('kind') ?? 'this') as ClientKind;
 const mode = (arg('mode') ?? 'modern') as Mode;
 const calls = Number(arg('calls') ?? 3000);
 const top = Number(arg('top') ?? 25);
+const paced = arg('what') === 'paced-progress';
+const variant = arg('variant') === 'v2' ? 'v2' : undefined;
 
 type HeapNode = { callFrame: { functionName: string; url: string; lineNumber: number }; selfSize: number; children: HeapNode[] };
 
@@ -32,9 +37,22 @@ function groupOf(url: string): string {
 
 async function main() {
   const { base } = await startServer();
-  const client = createClient(kind, `${base}/${mode}`, mode, {}, undefined);
+  const client = createClient(kind, `${base}/${mode}`, mode, {}, variant);
   await client.connect();
-  for (let i = 0; i < 500; i++) await echo(client, 'hello');
+  let received = 0;
+  const note = () => {
+    received++;
+  };
+  /** One unit: an echo call, or (paced) a progress notification: 500 to a call, waited for, bounded. */
+  const step = paced
+    ? async () => {
+        const expected = received + 500;
+        await client.call('progress', { steps: 500, paceMs: 1 }, note);
+        for (let i = 0; i < 100 && received < expected; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    : () => echo(client, 'hello');
+  const perStep = paced ? 500 : 1;
+  for (let i = 0; i < 500 / perStep + 2; i++) await step();
   const session = new Session();
   session.connect();
   await session.post('HeapProfiler.startSampling', {
@@ -42,7 +60,7 @@ async function main() {
     includeObjectsCollectedByMajorGC: true,
     includeObjectsCollectedByMinorGC: true,
   });
-  for (let i = 0; i < calls; i++) await echo(client, 'hello');
+  for (let i = 0; i < calls / perStep; i++) await step();
   const { profile } = (await session.post('HeapProfiler.stopSampling')) as unknown as { profile: { head: HeapNode } };
   session.disconnect();
   await client.close();
@@ -62,7 +80,9 @@ async function main() {
   };
   walk(profile.head);
   const per = (bytes: number) => (bytes / calls).toFixed(0).padStart(7);
-  console.log(`${kind} ${mode}: ${calls} sequential echo calls; sampled bytes allocated per call ${per(total)}`);
+  console.log(
+    `${kind} ${mode}: ${calls} ${paced ? 'paced progress notifications' : 'sequential echo calls'}; sampled bytes allocated per ${paced ? 'notification' : 'call'} ${per(total)}`,
+  );
   for (const [group, bytes] of [...groups].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log(`${per(bytes)}  ${group}`);
   console.log('bytes/call  this transport, by function');
   for (const [name, bytes] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${per(bytes)}  ${name}`);
