@@ -10,7 +10,7 @@
  *   --growth-calls=N (calls for the heap-growth figure), --no-write (no bench/results/latest.*)
  *
  * Scenario after scenario, each client gets a new process (`bench/scenarios.ts client`),
- * unrecorded warm-up runs (three in all, the modes in turn), then the rounds, which alternate the clients (the order rotated by one
+ * unrecorded warm-up runs (eight in all, the modes in turn), then the rounds, which alternate the clients (the order rotated by one
  * place each round). A value is the median over rounds; a ratio is computed per round (paired),
  * its median shown with the min–max. Every target is a row with its ratio and met / not met.
  */
@@ -42,9 +42,12 @@ const fullCounts: Counts = {
  * runs cost more per call for every client while V8 compiles and the heap grows: sequential modern
  * calls in one process, run by run, read 758, 607, 358, then 257-217 µs (this transport), 1,312,
  * 937, 622, then 504-432 (raw fetch), 1,914, 1,388, 869, then 716-604 (the SDK's); from the fourth
- * run on they hold (bench/README.md, "Warm-up").
+ * run on they hold. With the clients taking turns (the bench's rounds), this transport's paced
+ * progress took longer: after three warm-up runs its second recorded round read 1.20 and 1.24×
+ * the SDK's in two full runs (the others 0.58-0.88); after eight, 0.56-0.68 in every round
+ * (bench/README.md, "Warm-up").
  */
-const warmRuns = 3;
+const warmRuns = 8;
 const quickCounts: Counts = {
   sequential: { count: 1000, seconds: 0.6 },
   inflight: { count: 2000, seconds: 0.5, concurrency: 32 },
