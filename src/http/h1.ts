@@ -33,13 +33,15 @@ const maxSizeLine = 1024;
 
 /** `:` */
 const colonCode = 0x3a;
-/** A field name in an answer's head, matched where it starts (`lastIndex`): a token, as `token` below. */
-const fieldName = /[!#$%&'*+\-.^_`|~0-9A-Za-z]+/y;
+/** An RFC 9110 token's characters: a method, a field name. */
+const tokenChars = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]+";
+/** A field name in an answer's head, matched where it starts (`lastIndex`). */
+const fieldName = new RegExp(tokenChars, 'y');
 /** An answer's status line. */
 const statusLine = /^HTTP\/1\.([01]) (\d{3})(?: (.*))?$/;
 
-/** A header name Node would write (RFC 9110 token). */
-const token = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** A header name Node would write (a token). */
+const token = new RegExp(`^${tokenChars}$`);
 /**
  * A header value written here: visible ASCII, space and tab. Node also writes the bytes 0x80–0xFF
  * (as latin1 without a body, as UTF-8 joined to a string body): such a value goes to `node:http`.
