@@ -10,9 +10,10 @@
  *   --growth-calls=N (calls for the heap-growth figure), --no-write (no bench/results/latest.*)
  *
  * Scenario after scenario, each client gets a new process (`bench/scenarios.ts client`),
- * unrecorded warm-up runs (eight in all, the modes in turn), then the rounds, which alternate the clients (the order rotated by one
- * place each round). A value is the median over rounds; a ratio is computed per round (paired),
- * its median shown with the min–max. Every target is a row with its ratio and met / not met.
+ * unrecorded warm-up runs (eight in all, the modes in turn), then the rounds, which alternate
+ * the clients (the order rotated by one place each round). A value is the median over rounds; a
+ * ratio is computed per round (paired), its median shown with the min–max. Every target is a row
+ * with its ratio and met / not met.
  */
 import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
