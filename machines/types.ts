@@ -216,6 +216,12 @@ export type PostResult =
 
 /** Told each chunk of a body as it arrives, then its end or why it broke; never after a cancel. */
 export interface ChunkReader {
+  /**
+   * Reads each chunk during `chunk()` and keeps no reference to its bytes: a source may lend it a
+   * view of a buffer it reuses for its next read (the HTTP/1.1 client's). Otherwise each chunk is
+   * its own to keep.
+   */
+  readonly transient?: boolean;
   chunk(bytes: Uint8Array): void;
   end(): void;
   fail(error: unknown): void;

@@ -37,6 +37,11 @@ class GuardedReader implements ChunkReader {
 
   constructor(private readonly reader: ChunkReader) {}
 
+  /** As its reader reads chunks (a getter: nothing more kept per held stream). */
+  get transient(): boolean {
+    return this.reader.transient === true;
+  }
+
   private stop(): boolean {
     if (this.done) return false;
     this.done = true;

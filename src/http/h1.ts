@@ -165,10 +165,32 @@ function idleGone(socket: Socket): void {
   socket.destroy();
 }
 
-function socketData(this: Socket, data: Buffer): void {
+/**
+ * Issue 44: every connection reads into this one buffer (`onread`), so a read makes no buffer
+ * and goes through none of the socket's stream machinery (a paced event, one per packet, cost
+ * 28–31 µs of client CPU per read through 'data', 18–19 through `onread`: docs/http-client.md).
+ * A read is handed on at once and the next one overwrites it: whatever keeps bytes past the read
+ * (a head or line not yet whole, body bytes before `read()`, a chunk for a reader that keeps it,
+ * a decoder) keeps a copy (`kept`).
+ */
+const readBuffer = Buffer.allocUnsafe(64 * 1024);
+
+/** Bytes that are a view of `readBuffer`: valid only until the next read. */
+function lent(bytes: Buffer): boolean {
+  return bytes.buffer === readBuffer.buffer;
+}
+
+/** The bytes, in a buffer of their own when they are lent. */
+function kept(bytes: Buffer): Buffer {
+  return lent(bytes) ? Buffer.from(bytes) : bytes;
+}
+
+/** A read of `n` bytes into `readBuffer` (`this`: the socket, as `net` calls it). */
+function socketRead(this: Socket, n: number): boolean {
   const owner = owners.get(this);
   if (owner === undefined) idleGone(this);
-  else owner.data(data);
+  else owner.data(readBuffer.subarray(0, n));
+  return true;
 }
 
 function socketError(this: Socket, error: Error): void {
@@ -205,8 +227,14 @@ export function hasIdleSocket(host: string, port: number): boolean {
 
 /** A new connection, as Node's agent makes them: no Nagle delay, TCP keep-alive probes after 1 s idle. */
 function connect(host: string, port: number): Socket {
-  const socket = createConnection({ host, port, noDelay: true, keepAlive: true, keepAliveInitialDelay: 1_000 });
-  socket.on('data', socketData);
+  const socket = createConnection({
+    host,
+    port,
+    noDelay: true,
+    keepAlive: true,
+    keepAliveInitialDelay: 1_000,
+    onread: { buffer: readBuffer, callback: socketRead },
+  });
   socket.on('error', socketError);
   socket.on('close', socketClose);
   return socket;
@@ -337,7 +365,7 @@ export class H1Response implements HttpResponse, ChunkSource {
     this.drain = 2;
   }
 
-  /** Bytes of its connection (`socketData`). */
+  /** Bytes of its connection (`socketRead`): lent, valid during the call only. */
   data(data: Buffer): void {
     this.retry = undefined;
     this.take(data);
@@ -485,7 +513,7 @@ export class H1Response implements HttpResponse, ChunkSource {
       const at = buffered.indexOf('\r\n\r\n');
       if (at === -1) {
         if (buffered.length > maxHeadBytes) this.cut(new Error('Header overflow'));
-        else this.pending = buffered;
+        else this.pending = kept(buffered);
         return;
       }
       this.pending = undefined;
@@ -506,14 +534,14 @@ export class H1Response implements HttpResponse, ChunkSource {
       if (rest.length > 0) {
         // Bytes after a body-less answer: no answer of ours, so the connection is not kept.
         if (phase === Phase.Done) this.reusable = false;
-        else this.pending = rest;
+        else this.pending = kept(rest);
       }
       if (phase === Phase.Done) this.finish();
       settle?.(this);
       return;
     }
     if (this.reader === undefined) {
-      this.pending = this.pending === undefined ? data : Buffer.concat([this.pending, data]);
+      this.pending = this.pending === undefined ? kept(data) : Buffer.concat([this.pending, data]);
       return;
     }
     this.bodyBytes(data);
@@ -696,9 +724,11 @@ export class H1Response implements HttpResponse, ChunkSource {
     this.phase = this.left === 0 ? Phase.Trailer : Phase.ChunkData;
   }
 
+  /** Body bytes to the decoder or the reader: a copy of lent bytes, unless the reader reads them in place (`transient`). */
   private emit(chunk: Buffer): void {
-    if (this.decode !== undefined) this.decode(chunk);
-    else this.reader?.chunk(chunk);
+    if (this.decode !== undefined) this.decode(kept(chunk));
+    else if (this.reader?.transient === true) this.reader.chunk(chunk);
+    else this.reader?.chunk(kept(chunk));
   }
 
   /**

@@ -226,6 +226,11 @@ class EventStreamReader implements StreamReader, ChunkReader, ParserHandler {
     return this.pendingBytes > limit;
   }
 
+  /** ChunkReader: each chunk is decoded to text (or only counted, in the grace) during `chunk()`; its bytes are not kept. */
+  get transient(): true {
+    return true;
+  }
+
   /** ChunkReader: a chunk of the body. */
   chunk(value: Uint8Array): void {
     const grace = this.grace;

@@ -6,6 +6,7 @@
  * cookies, session headers) is the exchanges', proven by the integration tests of the GET stream.
  */
 import { createServer, type Server, type Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChunkSource } from '../../machines/types.js';
@@ -278,6 +279,97 @@ describe('H11: the HTTP/1.1 client reads an answer as fetch would', () => {
   it('H11: a header Node would refuse (CR or LF in a value, a name that is no token) is not written: the request goes to node:http', () => {
     expect(requestHead('GET', '/', ['Host', 'x', 'x-a', 'v\r\nInjected: 1'])).toBeUndefined();
     expect(requestHead('GET', '/', ['Host', 'x', 'bad name', 'v'])).toBeUndefined();
+  });
+});
+
+describe('H11: every connection reads into one buffer; bytes kept past their read are copies', () => {
+  /** Lets the client's event loop read what was just written (the server is in this process). */
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 15));
+
+  it("H11: a head split across reads, body bytes that came with the head, chunks text() keeps and a gzip body's bytes are as sent, though another connection reads into the same buffer between their reads", async () => {
+    const served: Socket[] = [];
+    const { port } = await answering((socket) => {
+      if (!served.includes(socket)) served.push(socket);
+    });
+    // Connection 1: a held chunked stream. Each of its reads lands in the buffer the other reads used.
+    const noisy = get(port, new RequestControl());
+    await until(() => served.length === 1, 'the held stream asked for');
+    served[0]?.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n');
+    let heard: (() => void) | undefined;
+    let noiseBytes = 0;
+    ((await noisy).chunks as ChunkSource).read({
+      transient: true,
+      chunk: (bytes) => {
+        noiseBytes += bytes.length;
+        heard?.();
+      },
+      end: () => undefined,
+      fail: () => undefined,
+    });
+    const noise = () =>
+      new Promise<void>((resolve) => {
+        heard = resolve;
+        served[0]?.write(`800\r\n${'Z'.repeat(0x800)}\r\n`);
+      });
+    // Connection 2, one request after another (connection 1 stays busy), each once the one before left it idle.
+    const next = async (pieces: (string | Buffer)[]) => {
+      const answer = get(port, new RequestControl());
+      await until(() => served.length === 2, 'a request on connection 2');
+      const socket = served[1] as Socket;
+      for (const piece of pieces) {
+        socket.write(piece);
+        await settle();
+        await noise();
+      }
+      return answer;
+    };
+    // A head in two reads: its first part waits for the rest.
+    const split = await next(['HTTP/1.1 200 OK\r\nContent-Ty', 'pe: text/plain\r\nContent-Length: 5\r\n\r\nhello']);
+    expect([split.status, split.headers.get('content-type'), await split.text()]).toEqual([200, 'text/plain', 'hello']);
+    // Body bytes read with the head wait for read().
+    await settle();
+    const early = get(port, new RequestControl());
+    await settle();
+    served[1]?.write('HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello');
+    const earlyAnswer = await early;
+    await noise();
+    const earlyText = earlyAnswer.text();
+    await settle();
+    served[1]?.write('world');
+    expect(await earlyText).toBe('helloworld');
+    // Chunks text() keeps until the end.
+    await settle();
+    const kept = get(port, new RequestControl());
+    await settle();
+    served[1]?.write('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n');
+    const keptText = (await kept).text();
+    for (const piece of ['5\r\nhello\r\n', '6\r\n world\r\n']) {
+      await settle();
+      served[1]?.write(piece);
+      await settle();
+      await noise();
+    }
+    served[1]?.write('0\r\n\r\n');
+    expect(await keptText).toBe('hello world');
+    // A gzip body: its bytes go to the decoder, which inflates them off the main thread, after
+    // the read. A large first part keeps it busy while the next read (the other connection's)
+    // lands in the same buffer.
+    const plain = randomBytes(150_000).toString('base64');
+    const packed = gzipSync(Buffer.from(plain), { level: 1 });
+    await settle();
+    const gzipped = get(port, new RequestControl());
+    await settle();
+    served[1]?.write(`HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: ${packed.length}\r\n\r\n`);
+    const gzText = (await gzipped).text();
+    const first = 60_000;
+    await settle();
+    served[1]?.write(packed.subarray(0, first));
+    served[0]?.write(`800\r\n${'Z'.repeat(0x800)}\r\n`);
+    await settle();
+    served[1]?.write(packed.subarray(first));
+    expect(await gzText).toBe(plain);
+    expect(served.length).toBe(2);
+    expect(noiseBytes).toBe(6 * 0x800);
   });
 });
 
