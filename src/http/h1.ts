@@ -175,14 +175,9 @@ function idleGone(socket: Socket): void {
  */
 const readBuffer = Buffer.allocUnsafe(64 * 1024);
 
-/** Bytes that are a view of `readBuffer`: valid only until the next read. */
-function lent(bytes: Buffer): boolean {
-  return bytes.buffer === readBuffer.buffer;
-}
-
-/** The bytes, in a buffer of their own when they are lent. */
+/** The bytes, in a buffer of their own when they are a view of `readBuffer` (valid only until the next read). */
 function kept(bytes: Buffer): Buffer {
-  return lent(bytes) ? Buffer.from(bytes) : bytes;
+  return bytes.buffer === readBuffer.buffer ? Buffer.from(bytes) : bytes;
 }
 
 /** A read of `n` bytes into `readBuffer` (`this`: the socket, as `net` calls it). */
