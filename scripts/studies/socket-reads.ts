@@ -10,6 +10,7 @@
  */
 import { fork } from 'node:child_process';
 import { createConnection, createServer, type Socket } from 'node:net';
+import { median } from '../../bench/stats.js';
 
 const arg = (name: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
 const reads = Number(arg('reads') ?? 3000);
@@ -79,7 +80,10 @@ function run(port: number, how: 'data' | 'onread'): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const child = fork(process.argv[1] ?? '', ['--serve'], { execArgv: process.execArgv, stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
+  const child = fork(process.argv[1] ?? '', ['--serve', `--reads=${reads}`], {
+    execArgv: process.execArgv,
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
   const port = await new Promise<number>((resolve) =>
     child.once('message', (message) => {
       resolve(Number(message));
@@ -92,13 +96,6 @@ async function main(): Promise<void> {
     for (const how of round % 2 === 0 ? (['data', 'onread'] as const) : (['onread', 'data'] as const))
       figures[how].push(await run(port, how));
   }
-  const median = (values: number[]) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const middle = sorted.length >> 1;
-    return sorted.length % 2 === 1
-      ? (sorted[middle] ?? Number.NaN)
-      : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2;
-  };
   for (const how of ['data', 'onread'] as const) {
     console.log(
       `${how.padEnd(6)} ${median(figures[how]).toFixed(1)} µs per read (rounds: ${figures[how].map((v) => v.toFixed(1)).join(', ')})`,
