@@ -21,6 +21,8 @@ const chunk = Buffer.from(`${Buffer.byteLength(event).toString(16)}\r\n${event}\
 
 /** The server: a child process running this file with --serve. Each connection's first byte starts `reads` writes, 1 ms apart, then its end. */
 function serve(): void {
+  // Ends with its parent, however the parent ends (a failed check throws in it).
+  process.once('disconnect', () => process.exit(0));
   const server = createServer((socket) => {
     socket.on('error', () => undefined);
     socket.once('data', () => {
